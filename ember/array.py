@@ -1,0 +1,202 @@
+"""`Array`: an immutable n-dimensional array on a device.
+
+An Array holds a backend buffer (a read-only numpy array on the CPU) and its
+abstract value.  It never changes after creation: functional updates go
+through `x.at[idx].set(v)`.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> x = enp.asarray([1.0, 2.0])
+    >>> x
+    Array([1., 2.], dtype=float32)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from .backends.base import Device, get_backend, register_backend
+from .fx.core import AbstractArray
+from .ops_mixin import ArrayOps
+
+
+def _cpu_backend():
+    from .backends.reference import CpuBackend
+    return CpuBackend()
+
+
+def _reference_backend():
+    from .backends.reference import ReferenceBackend
+    return ReferenceBackend()
+
+
+register_backend("cpu", _cpu_backend)
+register_backend("reference", _reference_backend)
+
+_CPU: Device | None = None
+
+
+def cpu_device() -> Device:
+    global _CPU
+    if _CPU is None:
+        _CPU = get_backend("cpu").devices()[0]
+    return _CPU
+
+
+class Array(ArrayOps):
+    """An immutable array.  Create one with `ember.numpy.asarray` and friends."""
+    __slots__ = ("_value", "_aval", "_device", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, *a, **k):
+        raise TypeError("ember.Array cannot be constructed directly; "
+                        "use ember.numpy.asarray(...) or ember.numpy.array(...)")
+
+    # --- abstract information ---
+    @property
+    def aval(self) -> AbstractArray:
+        a = self._aval
+        if a is None:
+            v = self._value
+            a = self._aval = AbstractArray(v.shape, _dt.canonicalize(v.dtype))
+        return a
+
+    @property
+    def shape(self) -> tuple:
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self._value.ndim
+
+    @property
+    def size(self) -> int:
+        return self._value.size
+
+    @property
+    def weak_type(self) -> bool:
+        return self.aval.weak_type
+
+    @property
+    def device(self) -> Device:
+        return self._device
+
+    def to_device(self, device, /, *, stream=None) -> "Array":
+        from .api_device import device_put
+        return device_put(self, device)
+
+    # --- conversion to host values ---
+    def _host(self) -> np.ndarray:
+        if self._device.platform == "cpu":
+            return self._value
+        return self._device.backend.get(self._value)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._host()
+        if copy:
+            return np.array(v, dtype=dtype, copy=True)
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            if copy is False:
+                raise ValueError("cannot convert dtype without a copy")
+            return v.astype(dtype)
+        return v
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        v = self._host()
+        if max_version is None:
+            return v.__dlpack__(stream=stream)
+        return v.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self):
+        return self._host().__dlpack_device__()
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item() needs an array of size 1, got shape {self.shape}")
+        return self._host().item()
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def _scalar(self, what):
+        if self.size != 1 or self.ndim != 0:
+            if self.size != 1:
+                raise TypeError(f"{what} needs an array of size 1 (got shape {self.shape}); "
+                                f"use .any() / .all() for arrays")
+        return self._host().item()
+
+    def __bool__(self):
+        return bool(self._scalar("bool()"))
+
+    def __int__(self):
+        return int(self._scalar("int()"))
+
+    def __float__(self):
+        return float(self._scalar("float()"))
+
+    def __complex__(self):
+        return complex(self._scalar("complex()"))
+
+    def __index__(self):
+        if not _dt.is_integer(self.dtype) and self.dtype != _dt.bool_:
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype}")
+        return int(self._scalar("__index__"))
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self):
+        raise TypeError("unhashable type: 'Array' (arrays are mutable-looking values; "
+                        "use a tuple or mark the argument static only if it is a Python value)")
+
+    def __repr__(self):
+        v = self._host()
+        body = np.array2string(v, separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype})"
+
+    def __str__(self):
+        return str(self._host())
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self._host().item(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        return (_rebuild, (np.array(self._host()), self.aval.weak_type))
+
+    def block_until_ready(self) -> "Array":
+        return self
+
+    def copy(self) -> "Array":
+        return self
+
+
+def _rebuild(value, weak):
+    return wrap_buffer(value, None, weak)
+
+
+def wrap_buffer(buf, device: Device | None = None, weak: bool = False) -> Array:
+    """Wrap a backend buffer (numpy on CPU) as an Array without copying."""
+    a = object.__new__(Array)
+    if device is None or device.platform == "cpu":
+        if type(buf) is not np.ndarray:
+            buf = np.asarray(buf)
+        if buf.flags.writeable:
+            buf.flags.writeable = False
+        device = device or cpu_device()
+    a._value = buf
+    a._aval = AbstractArray(buf.shape, _dt.canonicalize(buf.dtype), True) if weak else None
+    a._device = device
+    return a

@@ -1,0 +1,2 @@
+"""The reference backend: numpy buffers, eager numpy impls, and a graph interpreter."""
+from .backend import ReferenceBackend, CpuBackend  # noqa: F401

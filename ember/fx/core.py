@@ -1,0 +1,447 @@
+"""The tracing core: abstract values, primitives, traces, tracers and `bind`.
+
+ember uses the *stackless* design: one current trace lives in a context
+variable; `bind(prim, *args)` hands the primitive to it.  Each trace has a
+parent and runs its rules with the parent as the current trace, so the rules'
+own `bind`s go one level up.  A trace recognises its own tracers by identity
+and treats every other value as a constant, so there are no levels to compare
+and no perturbation confusion.  A finished trace is invalidated; a tracer of an
+invalid trace that reaches a trace again raises `UnexpectedTracerError`.
+
+Example:
+    >>> from ember.fx.core import AbstractArray
+    >>> str(AbstractArray((2, 3), "float32"))
+    'f32[2,3]'
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import dtypes as _dt
+
+# --- errors -----------------------------------------------------------------
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_frame(depth: int = 2):
+    """The innermost stack frame outside the ember package (the user's code)."""
+    f = sys._getframe(depth)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_EMBER_DIR) and not fn.startswith("<frozen"):
+            return f
+        f = f.f_back
+    return None
+
+
+def user_source() -> str:
+    """'file:line (function)' of the user's code that called into ember, or ''."""
+    f = user_frame(2)
+    if f is None:
+        return ""
+    return f"{f.f_code.co_filename}:{f.f_lineno} ({f.f_code.co_name})"
+
+
+def _where() -> str:
+    src = user_source()
+    return f"\n  at {src}" if src else ""
+
+
+class EmberError(Exception):
+    """Base class of ember's own errors."""
+
+
+class ConcretizationError(EmberError, TypeError):
+    """A traced (abstract) value was used where a concrete Python value is needed."""
+
+
+class UnexpectedTracerError(EmberError):
+    """A tracer escaped the transform that created it."""
+
+
+def shape_error(op: str, msg: str) -> TypeError:
+    """A TypeError for bad shapes that names the operation and the user's line."""
+    return TypeError(f"{op}: {msg}{_where()}")
+
+
+# --- abstract values -----------------------------------------------------------
+
+class AbstractArray:
+    """The type of every value: shape, dtype, and whether the dtype is weak.
+
+    Example:
+        >>> AbstractArray((3,), "int8").size
+        3
+    """
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype if isinstance(dtype, np.dtype) and dtype in _dt.ALL_DTYPES else (
+            _dt.float0 if dtype is _dt.float0 else _dt.canonicalize(dtype))
+        self.weak_type = bool(weak_type)
+        self._hash = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> "AbstractArray":
+        return AbstractArray(self.shape if shape is None else shape,
+                             self.dtype if dtype is None else dtype,
+                             self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak(self) -> "AbstractArray":
+        return self if not self.weak_type else AbstractArray(self.shape, self.dtype, False)
+
+    def __eq__(self, other):
+        return (isinstance(other, AbstractArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((self.shape, str(self.dtype), self.weak_type))
+        return self._hash
+
+    def str_short(self) -> str:
+        return f"{_dt.short_name(self.dtype)}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
+
+    def __repr__(self):
+        w = ", weak_type=True" if self.weak_type else ""
+        return f"AbstractArray({self.shape}, {self.dtype}{w})"
+
+
+def get_aval(x) -> AbstractArray:
+    """The abstract value of anything array-like (Array, Tracer, numpy, Python scalar)."""
+    a = getattr(x, "aval", None)
+    if a is not None:
+        return a
+    t = type(x)
+    if t is bool or t is int or t is float or t is complex:
+        d, w = _dt.dtype_and_weak(x)
+        return AbstractArray((), d, w)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return AbstractArray(np.shape(x), _dt.canonicalize(x.dtype))
+    raise TypeError(f"{type(x).__name__} is not a valid ember value; "
+                    f"expected an ember Array, a numpy array or a Python scalar")
+
+
+def is_scalar_literal(x) -> bool:
+    t = type(x)
+    return t is bool or t is int or t is float or t is complex or isinstance(x, np.generic)
+
+
+# --- primitives ----------------------------------------------------------------
+
+class Primitive:
+    """A primitive operation together with its rules.
+
+    Rule slots (None until a rule is registered):
+      abstract_eval(*avals, **params) -> aval | list[aval]
+      impl(*numpy_values, **params)   -> numpy value | list   (reference semantics)
+      jvp(primals, tangents, **params) -> (primal_out, tangent_out)   tangents may be `Zero`
+      transpose(ct, *args, **params)  -> list of cotangents (linear args are `UndefinedPrimal`)
+      batch(axis_size, args, dims, **params) -> (out, out_dim)   dims: int or None
+      partial_eval(trace, args, params) -> outputs   (higher-order primitives only)
+      lowerings[backend_name] -> backend-specific lowering
+
+    Example:
+        >>> p = Primitive("my_neg")
+        >>> p.name
+        'my_neg'
+    """
+
+    def __init__(self, name: str, multiple_results: bool = False):
+        self.name = name
+        self.multiple_results = multiple_results
+        self.abstract_eval: Callable | None = None
+        self.impl: Callable | None = None
+        self.jvp: Callable | None = None
+        self.transpose: Callable | None = None
+        self.batch: Callable | None = None
+        self.partial_eval: Callable | None = None
+        self.lowerings: dict[str, Callable] = {}
+        # Rules not meaningful for this primitive (e.g. transpose of a non-linear
+        # op, jvp of an integer op); the coverage test reads this.
+        self.not_applicable: set[str] = set()
+        PRIMITIVES[name] = self
+
+    def bind(self, *args, **params):
+        return current_trace().process_primitive(self, args, params)
+
+    def __repr__(self):
+        return self.name
+
+    def __call__(self, *args, **params):
+        return self.bind(*args, **params)
+
+
+PRIMITIVES: dict[str, Primitive] = {}
+
+
+# --- symbolic zeros and undefined primals -------------------------------------
+
+class Zero:
+    """A symbolic zero tangent/cotangent of the given abstract value."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractArray):
+        self.aval = aval
+
+    @staticmethod
+    def like(x) -> "Zero":
+        return Zero(tangent_aval(get_aval(x)))
+
+    def __repr__(self):
+        return f"Zero({self.aval})"
+
+
+def tangent_aval(aval: AbstractArray) -> AbstractArray:
+    """Tangents of integer/bool values have dtype float0."""
+    if _dt.is_inexact(aval.dtype):
+        return AbstractArray(aval.shape, aval.dtype, aval.weak_type)
+    return AbstractArray(aval.shape, _dt.float0)
+
+
+class UndefinedPrimal:
+    """Marks a linear input of an equation during transposition."""
+    __slots__ = ("aval",)
+
+    def __init__(self, aval: AbstractArray):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval})"
+
+
+def is_undefined(x) -> bool:
+    return type(x) is UndefinedPrimal
+
+
+# --- traces --------------------------------------------------------------------
+
+class Trace:
+    """An interpreter for primitives.  Subclasses implement `process_primitive`."""
+    parent: "Trace | None"
+
+    def __init__(self, parent: "Trace | None"):
+        self.parent = parent
+        self.valid = True
+        self.origin = ""  # where the transform was entered, for leak errors
+
+    def process_primitive(self, prim: Primitive, args, params):  # pragma: no cover
+        raise NotImplementedError
+
+    def is_ancestor_of_current(self) -> bool:
+        t = current_trace()
+        while t is not None:
+            if t is self:
+                return True
+            t = t.parent
+        return False
+
+    def invalidate(self):
+        self.valid = False
+
+    def __repr__(self):
+        return f"{type(self).__name__}"
+
+
+class EvalTrace(Trace):
+    """The root trace: runs each primitive eagerly on its arguments' device."""
+
+    def __init__(self):
+        super().__init__(None)
+
+    def process_primitive(self, prim, args, params):
+        from ..array import Array, wrap_buffer
+        vals = []
+        device = None
+        for x in args:
+            if type(x) is Array:
+                vals.append(x._value)
+                if device is None:
+                    device = x._device
+            elif isinstance(x, Tracer):
+                raise leaked_tracer_error(x, prim)
+            else:
+                vals.append(x)
+        if device is None or device.platform == "cpu":
+            if prim.impl is None:
+                raise NotImplementedError(f"primitive {prim.name} has no reference implementation")
+            try:
+                out = prim.impl(*vals, **params)
+            except (ValueError, IndexError) as e:
+                # Validate abstractly for a clear error; fall back to the raw message.
+                if prim.abstract_eval is not None:
+                    prim.abstract_eval(*[get_aval(x) for x in args], **params)
+                raise type(e)(f"{prim.name}: {e}{_where()}") from None
+            if prim.multiple_results:
+                return [wrap_buffer(o, device) for o in out]
+            return wrap_buffer(out, device)
+        return device.backend.execute(prim, vals, params, device)
+
+
+def leaked_tracer_error(t: "Tracer", prim=None) -> UnexpectedTracerError:
+    trace = t._trace
+    what = f" (passed to {prim.name})" if prim is not None else ""
+    origin = f" entered at {trace.origin}" if trace.origin else ""
+    state = "has finished" if not trace.valid else "is not active here"
+    return UnexpectedTracerError(
+        f"Encountered a tracer of aval {t.aval} from a {type(trace).__name__}{origin} that "
+        f"{state}{what}. A value computed inside a transformed function escaped it "
+        f"(e.g. stored in a global or on self). Return it as an output instead."
+        f"{_where()}")
+
+
+_eval_trace = EvalTrace()
+_trace_var: contextvars.ContextVar[Trace] = contextvars.ContextVar("ember_trace", default=_eval_trace)
+current_trace = _trace_var.get
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace):
+    token = _trace_var.set(trace)
+    try:
+        yield trace
+    finally:
+        _trace_var.reset(token)
+
+
+@contextlib.contextmanager
+def new_trace(trace: Trace):
+    """Make `trace` current for a transform's body, and invalidate it afterwards."""
+    trace.origin = user_source()
+    token = _trace_var.set(trace)
+    try:
+        yield trace
+    finally:
+        _trace_var.reset(token)
+        trace.invalidate()
+
+
+def eval_trace() -> EvalTrace:
+    return _eval_trace
+
+
+def bind(prim: Primitive, *args, **params):
+    """Apply a primitive under the current trace."""
+    return _trace_var.get().process_primitive(prim, args, params)
+
+
+def check_foreign(trace: Trace, x: "Tracer", prim=None):
+    """A tracer that is not `trace`'s own must belong to an active ancestor."""
+    t = trace.parent
+    owner = x._trace
+    while t is not None:
+        if t is owner:
+            return
+        t = t.parent
+    raise leaked_tracer_error(x, prim)
+
+
+# --- tracers -------------------------------------------------------------------
+
+from ..ops_mixin import ArrayOps  # noqa: E402  (needs nothing from this module)
+
+
+class Tracer(ArrayOps):
+    """A value flowing through a trace.  Subclasses define `aval`."""
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000
+
+    @property
+    def aval(self) -> AbstractArray:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    @property
+    def ndim(self):
+        return len(self.aval.shape)
+
+    @property
+    def size(self):
+        return self.aval.size
+
+    @property
+    def weak_type(self):
+        return self.aval.weak_type
+
+    def concrete_value(self):
+        """The concrete value behind this tracer, or None when it is abstract."""
+        return None
+
+    def _concretize(self, what: str):
+        v = self.concrete_value()
+        if v is not None:
+            return v
+        raise ConcretizationError(
+            f"{what} of an abstract value {self.aval} under {type(self._trace).__name__}: "
+            f"the value is not known while tracing. Use ember.cond / ember.numpy.where for "
+            f"value-dependent branches under jit, or mark the argument static with "
+            f"static_argnums.{_where()}")
+
+    def __bool__(self):
+        return bool(self._concretize("bool()"))
+
+    def __int__(self):
+        return int(self._concretize("int()"))
+
+    def __float__(self):
+        return float(self._concretize("float()"))
+
+    def __complex__(self):
+        return complex(self._concretize("complex()"))
+
+    def __index__(self):
+        return int(self._concretize("__index__"))
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._concretize("Conversion to numpy")
+        return np.asarray(v, dtype=dtype)
+
+    def item(self):
+        return self._concretize("item()").item()
+
+    def tolist(self):
+        return np.asarray(self._concretize("tolist()")).tolist()
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.aval.shape[0]
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: {type(self).__name__} (arrays are not hashable; "
+                        f"pass it as a non-static argument)")
+
+    def __repr__(self):
+        return f"{type(self).__name__}<{self.aval}>"

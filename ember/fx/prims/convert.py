@@ -1,0 +1,122 @@
+"""Dtype conversion primitives: convert_element_type and bitcast_convert_type.
+
+Example:
+    >>> import numpy as np
+    >>> from ember.fx.prims.convert import convert_element_type
+    >>> convert_element_type(np.float32(2.7), np.dtype("int32")).dtype
+    dtype('int32')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
+from .rules import defvectorized
+
+
+def _convert_abstract(x, *, new_dtype, weak_type=False):
+    return AbstractArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x, *, new_dtype, weak_type=False):
+    x = np.asarray(x)
+    if x.dtype == new_dtype:
+        return x
+    if _dt.is_inexact(x.dtype) and _dt.is_integer(new_dtype):
+        # float -> int: truncate toward zero; NaN -> 0 and out-of-range values
+        # saturate, so every backend agrees (C leaves these undefined).
+        info = np.iinfo(new_dtype)
+        with np.errstate(invalid="ignore"):
+            xr = np.real(x).astype(np.float64)
+            y = np.where(np.isnan(xr), 0, np.clip(np.trunc(xr), info.min, info.max))
+            return y.astype(new_dtype)
+    if _dt.kind(x.dtype) == "c" and _dt.kind(new_dtype) != "c":
+        x = np.real(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return x.astype(new_dtype)
+
+
+convert_element_type_p = Primitive("convert_element_type")
+convert_element_type_p.abstract_eval = _convert_abstract
+convert_element_type_p.impl = _convert_impl
+defvectorized(convert_element_type_p)
+
+
+def convert_element_type(x, new_dtype, weak_type: bool = False):
+    """Convert to `new_dtype` (float->int truncates toward zero, saturating; NaN -> 0)."""
+    new_dtype = _dt.canonicalize(new_dtype)
+    a = get_aval(x)
+    if a.dtype == new_dtype and a.weak_type == weak_type and not isinstance(x, (int, float, bool, complex)):
+        return x
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (g,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if type(g) is Zero or not (_dt.is_inexact(new_dtype) and _dt.is_inexact(get_aval(x).dtype)):
+        return ans, Zero(tangent_aval(get_aval(ans)))
+    return ans, convert_element_type_p.bind(g, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
+    old = x.aval.dtype
+    if not _dt.is_inexact(old):
+        return [Zero(tangent_aval(x.aval))]
+    return [convert_element_type_p.bind(ct, new_dtype=old, weak_type=x.aval.weak_type)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose
+
+
+def _bitcast_abstract(x, *, new_dtype):
+    old = x.dtype.itemsize
+    new = np.dtype(new_dtype).itemsize
+    if old == new:
+        shape = x.shape
+    elif old > new:
+        shape = x.shape + (old // new,)
+    else:
+        if not x.shape or x.shape[-1] != new // old:
+            raise TypeError(f"bitcast_convert_type: {x} to {new_dtype} needs a last dimension "
+                            f"of {new // old}")
+        shape = x.shape[:-1]
+    return AbstractArray(shape, new_dtype)
+
+
+def _bitcast_impl(x, *, new_dtype):
+    x = np.ascontiguousarray(x)
+    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    y = x.view(new_dtype)
+    if old > new:
+        return y.reshape(x.shape + (old // new,))
+    if old < new:
+        return y.reshape(x.shape[:-1])
+    return y
+
+
+bitcast_convert_type_p = Primitive("bitcast_convert_type")
+bitcast_convert_type_p.abstract_eval = _bitcast_abstract
+bitcast_convert_type_p.impl = _bitcast_impl
+bitcast_convert_type_p.not_applicable.add("transpose")
+
+
+def _bitcast_batch(axis_size, args, dims, *, new_dtype):
+    (x,), (d,) = args, dims
+    return bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+def _bitcast_jvp(primals, tangents, *, new_dtype):
+    ans = bitcast_convert_type_p.bind(primals[0], new_dtype=new_dtype)
+    return ans, Zero(tangent_aval(get_aval(ans)))
+
+
+bitcast_convert_type_p.batch = _bitcast_batch
+bitcast_convert_type_p.jvp = _bitcast_jvp
+
+
+def bitcast_convert_type(x, new_dtype):
+    """Reinterpret the bits of `x` as `new_dtype` (sizes differing -> a trailing dim)."""
+    return bitcast_convert_type_p.bind(x, new_dtype=_dt.canonicalize(new_dtype))

@@ -1,0 +1,677 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, bitwise,
+select_n and clamp.
+
+Operands of n-ary elementwise primitives have equal shapes, except that a rank-0
+operand broadcasts (so `max x 0.0` needs no explicit broadcast).  Dtypes must
+match: promotion happens above, in `ember.numpy`.
+
+Example:
+    >>> import numpy as np
+    >>> from ember.fx.prims.elementwise import sin
+    >>> float(sin(np.float32(0.0)))
+    0.0
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.special as _sp
+
+from ... import dtypes as _dt
+from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error
+from .rules import (defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
+
+_LOWP = (_dt.float16, _dt.bfloat16)
+
+
+def _in_f32(fn):
+    """Compute half-precision inputs in float32 and round back, as the native backends do."""
+    def impl(*xs, **params):
+        d = np.result_type(*xs) if len(xs) > 1 else np.asarray(xs[0]).dtype
+        if d in _LOWP:
+            out = fn(*[np.asarray(x, np.float32) for x in xs], **params)
+            return np.asarray(out).astype(d)
+        return np.asarray(fn(*xs, **params))
+    return impl
+
+
+def _check_dtype(name, aval, allowed):
+    if not allowed(aval.dtype):
+        raise TypeError(f"{name} does not accept dtype {aval.dtype}")
+
+
+# --- unary ------------------------------------------------------------------------
+
+def _unary_abstract(name, allowed, out_dtype=None):
+    def abstract_eval(x: AbstractArray, **params):
+        _check_dtype(name, x, allowed)
+        d = out_dtype(x.dtype) if out_dtype else x.dtype
+        return AbstractArray(x.shape, d, x.weak_type)
+    return abstract_eval
+
+
+def _inexact(d):
+    return _dt.is_inexact(d)
+
+
+def _float(d):
+    return _dt.is_float(d)
+
+
+def _numeric(d):
+    return d != _dt.bool_
+
+
+def _any(d):
+    return True
+
+
+def _intlike(d):
+    return _dt.is_integer(d) or d == _dt.bool_
+
+
+def unary(name, npfn, allowed=_inexact, out_dtype=None, lowp=True):
+    p = Primitive(name)
+    p.abstract_eval = _unary_abstract(name, allowed, out_dtype)
+    p.impl = _in_f32(npfn) if lowp else (lambda x, **kw: np.asarray(npfn(x, **kw)))
+    defvectorized(p)
+    return p
+
+
+def _erf_inv(x):
+    return _sp.erfinv(x)
+
+
+neg_p = unary("neg", np.negative, _numeric, lowp=False)
+sign_p = unary("sign", np.sign, _numeric, lowp=False)
+floor_p = unary("floor", np.floor, _float)
+ceil_p = unary("ceil", np.ceil, _float)
+round_p = unary("round", np.rint, _float)  # half to even, like numpy and the array API
+abs_p = unary("abs", np.abs, _numeric, out_dtype=_dt.real_dtype, lowp=False)
+exp_p = unary("exp", np.exp)
+exp2_p = unary("exp2", np.exp2)
+log_p = unary("log", np.log)
+log1p_p = unary("log1p", np.log1p)
+expm1_p = unary("expm1", np.expm1)
+tanh_p = unary("tanh", np.tanh)
+logistic_p = unary("logistic", lambda x: _sp.expit(x))
+sin_p = unary("sin", np.sin)
+cos_p = unary("cos", np.cos)
+tan_p = unary("tan", np.tan)
+asin_p = unary("asin", np.arcsin)
+acos_p = unary("acos", np.arccos)
+atan_p = unary("atan", np.arctan)
+sinh_p = unary("sinh", np.sinh)
+cosh_p = unary("cosh", np.cosh)
+asinh_p = unary("asinh", np.arcsinh)
+acosh_p = unary("acosh", np.arccosh)
+atanh_p = unary("atanh", np.arctanh)
+sqrt_p = unary("sqrt", np.sqrt)
+rsqrt_p = unary("rsqrt", lambda x: 1 / np.sqrt(x))
+cbrt_p = unary("cbrt", np.cbrt, _float)
+erf_p = unary("erf", _sp.erf, _float)
+erfc_p = unary("erfc", _sp.erfc, _float)
+erf_inv_p = unary("erf_inv", _erf_inv, _float)
+lgamma_p = unary("lgamma", _sp.gammaln, _float)
+digamma_p = unary("digamma", _sp.psi, _float)
+is_finite_p = unary("is_finite", np.isfinite, _float, out_dtype=lambda d: _dt.bool_, lowp=False)
+not_p = unary("not", lambda x: np.invert(x), _intlike, lowp=False)
+real_p = unary("real", np.real, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
+imag_p = unary("imag", np.imag, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
+conj_p = unary("conj", np.conj, _inexact, lowp=False)
+population_count_p = unary("population_count", np.bitwise_count, _dt.is_integer,
+                           out_dtype=lambda d: d, lowp=False)
+clz_p = unary("clz", None, _dt.is_integer, lowp=False)
+
+
+def _clz_impl(x):
+    x = np.asarray(x)
+    bits = x.dtype.itemsize * 8
+    u = x.view(np.dtype(f"u{x.dtype.itemsize}")).astype(np.uint64)
+    out = np.full(u.shape, bits, dtype=np.int64)
+    nz = u != 0
+    # floor(log2(u)) computed exactly through bit_length on Python ints is slow; use
+    # frexp on float64, exact for values < 2**53, and fix up the rest by shifting.
+    hi = u >> np.uint64(32)
+    lo = u & np.uint64(0xFFFFFFFF)
+    e_hi = np.frexp(hi.astype(np.float64))[1]
+    e_lo = np.frexp(lo.astype(np.float64))[1]
+    length = np.where(hi != 0, e_hi + 32, e_lo)
+    out = np.where(nz, bits - length, bits)
+    return out.astype(x.dtype)
+
+
+clz_p.impl = _clz_impl
+
+
+def _polygamma_impl(x, *, m):
+    return _sp.polygamma(m, x)
+
+
+polygamma_p = Primitive("polygamma")
+polygamma_p.abstract_eval = _unary_abstract("polygamma", _float)
+polygamma_p.impl = _in_f32(_polygamma_impl)
+defvectorized(polygamma_p)
+
+
+def _integer_pow_impl(x, *, y):
+    x = np.asarray(x)
+    if y == 0:
+        return np.ones_like(x)
+    if _dt.is_integer(x.dtype) and y < 0:
+        raise ValueError("integer_pow of an integer array needs a non-negative exponent")
+    if _dt.is_integer(x.dtype) or x.dtype == _dt.bool_:
+        return np.power(x, y).astype(x.dtype)
+    return np.asarray(np.power(x, x.dtype.type(y)), dtype=x.dtype)
+
+
+integer_pow_p = Primitive("integer_pow")
+integer_pow_p.abstract_eval = _unary_abstract("integer_pow", _numeric)
+integer_pow_p.impl = _in_f32(_integer_pow_impl)
+defvectorized(integer_pow_p)
+
+square_p = unary("square", np.square, _numeric, lowp=False)
+
+
+def neg(x): return neg_p.bind(x)
+def sign(x): return sign_p.bind(x)
+def floor(x): return floor_p.bind(x)
+def ceil(x): return ceil_p.bind(x)
+def round(x): return round_p.bind(x)  # noqa: A001
+def abs(x): return abs_p.bind(x)  # noqa: A001
+def exp(x): return exp_p.bind(x)
+def exp2(x): return exp2_p.bind(x)
+def log(x): return log_p.bind(x)
+def log1p(x): return log1p_p.bind(x)
+def expm1(x): return expm1_p.bind(x)
+def tanh(x): return tanh_p.bind(x)
+def logistic(x): return logistic_p.bind(x)
+def sin(x): return sin_p.bind(x)
+def cos(x): return cos_p.bind(x)
+def tan(x): return tan_p.bind(x)
+def asin(x): return asin_p.bind(x)
+def acos(x): return acos_p.bind(x)
+def atan(x): return atan_p.bind(x)
+def sinh(x): return sinh_p.bind(x)
+def cosh(x): return cosh_p.bind(x)
+def asinh(x): return asinh_p.bind(x)
+def acosh(x): return acosh_p.bind(x)
+def atanh(x): return atanh_p.bind(x)
+def sqrt(x): return sqrt_p.bind(x)
+def rsqrt(x): return rsqrt_p.bind(x)
+def cbrt(x): return cbrt_p.bind(x)
+def erf(x): return erf_p.bind(x)
+def erfc(x): return erfc_p.bind(x)
+def erf_inv(x): return erf_inv_p.bind(x)
+def lgamma(x): return lgamma_p.bind(x)
+def digamma(x): return digamma_p.bind(x)
+def polygamma(m: int, x): return polygamma_p.bind(x, m=int(m))
+def is_finite(x): return is_finite_p.bind(x)
+def bitwise_not(x): return not_p.bind(x)
+def real(x): return real_p.bind(x)
+def imag(x): return imag_p.bind(x)
+def conj(x): return conj_p.bind(x)
+def population_count(x): return population_count_p.bind(x)
+def clz(x): return clz_p.bind(x)
+def integer_pow(x, y: int): return integer_pow_p.bind(x, y=int(y))
+def square(x): return square_p.bind(x)
+
+
+# --- binary -----------------------------------------------------------------------
+
+def _binary_abstract(name, allowed, out_dtype=None, same_dtype=True):
+    def abstract_eval(*avals, **params):
+        shape = ()
+        for a in avals:
+            if a.ndim:
+                if shape and a.shape != shape:
+                    raise shape_error(name, "operands must have equal shapes (or be rank 0), got "
+                                      + ", ".join(str(b) for b in avals))
+                shape = a.shape
+        d0 = avals[0].dtype
+        for a in avals:
+            _check_dtype(name, a, allowed)
+            if same_dtype and a.dtype != d0:
+                raise TypeError(f"{name}: operands must have the same dtype, got "
+                                + ", ".join(str(b) for b in avals)
+                                + " (promote with ember.numpy functions or convert_element_type)")
+        d = out_dtype(d0) if out_dtype else d0
+        return AbstractArray(shape, d, all(a.weak_type for a in avals))
+    return abstract_eval
+
+
+def binary(name, npfn, allowed=_numeric, out_dtype=None, lowp=True):
+    p = Primitive(name)
+    p.abstract_eval = _binary_abstract(name, allowed, out_dtype)
+    p.impl = _in_f32(npfn) if lowp else (lambda x, y, **kw: np.asarray(npfn(x, y)))
+    defbroadcasting(p)
+    return p
+
+
+def _div_impl(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if _dt.is_integer(x.dtype):
+        # C semantics: truncate toward zero; x / 0 is defined as -1 (all ones) so
+        # the reference never traps, matching what the native code produces.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            safe = np.where(y == 0, 1, y)
+            q = np.abs(x.astype(np.int64) if x.dtype.kind == "i" else x) // np.abs(safe)
+            if x.dtype.kind == "i":
+                q = q * np.sign(x) * np.sign(safe)
+            return np.where(y == 0, -1, q).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.true_divide(x, y)
+
+
+def _rem_impl(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if _dt.is_integer(x.dtype):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            safe = np.where(y == 0, 1, y)
+            r = np.fmod(x, safe)
+            return np.where(y == 0, x, r).astype(x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.fmod(x, y)
+
+
+def _pow_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.power(x, y)
+
+
+def _shift_mask(x, y, f):
+    x, y = np.asarray(x), np.asarray(y)
+    bits = x.dtype.itemsize * 8
+    big = (y < 0) | (y >= bits)
+    ys = np.where(big, 0, y).astype(x.dtype)
+    return x, ys, big, bits
+
+
+def _shl(x, y):
+    x, ys, big, bits = _shift_mask(x, y, None)
+    return np.where(big, 0, np.left_shift(x, ys)).astype(x.dtype)
+
+
+def _shr_arith(x, y):
+    x, ys, big, bits = _shift_mask(x, y, None)
+    if x.dtype.kind == "u":
+        sx = x.view(np.dtype(f"i{x.dtype.itemsize}"))
+        r = np.right_shift(sx, ys.astype(sx.dtype))
+        fill = np.where(sx < 0, -1, 0).astype(sx.dtype)
+        return np.where(big, fill, r).astype(sx.dtype).view(x.dtype)
+    return np.where(big, np.where(x < 0, -1, 0), np.right_shift(x, ys)).astype(x.dtype)
+
+
+def _shr_logical(x, y):
+    x, ys, big, bits = _shift_mask(x, y, None)
+    ux = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    r = np.right_shift(ux, ys.astype(ux.dtype))
+    return np.where(big, 0, r).astype(ux.dtype).view(x.dtype)
+
+
+add_p = binary("add", np.add, _any, lowp=False)
+sub_p = binary("sub", np.subtract, _numeric, lowp=False)
+mul_p = binary("mul", np.multiply, _any, lowp=False)
+div_p = binary("div", _div_impl, _numeric)
+rem_p = binary("rem", _rem_impl, _numeric)
+pow_p = binary("pow", _pow_impl, _inexact)
+max_p = binary("max", np.maximum, _any, lowp=False)
+min_p = binary("min", np.minimum, _any, lowp=False)
+atan2_p = binary("atan2", np.arctan2, _float)
+nextafter_p = binary("nextafter", np.nextafter, _float)
+and_p = binary("and", np.bitwise_and, _intlike, lowp=False)
+or_p = binary("or", np.bitwise_or, _intlike, lowp=False)
+xor_p = binary("xor", np.bitwise_xor, _intlike, lowp=False)
+shift_left_p = binary("shift_left", _shl, _dt.is_integer, lowp=False)
+shift_right_arithmetic_p = binary("shift_right_arithmetic", _shr_arith, _dt.is_integer, lowp=False)
+shift_right_logical_p = binary("shift_right_logical", _shr_logical, _dt.is_integer, lowp=False)
+
+
+def _cmp(name, npfn, allowed=_any):
+    p = Primitive(name)
+    p.abstract_eval = _binary_abstract(name, allowed, out_dtype=lambda d: _dt.bool_)
+    p.impl = lambda x, y: np.asarray(npfn(x, y))
+    defbroadcasting(p)
+    defjvp_zero(p)
+    return p
+
+
+eq_p = _cmp("eq", np.equal)
+ne_p = _cmp("ne", np.not_equal)
+lt_p = _cmp("lt", np.less, lambda d: _dt.kind(d) != "c")
+le_p = _cmp("le", np.less_equal, lambda d: _dt.kind(d) != "c")
+gt_p = _cmp("gt", np.greater, lambda d: _dt.kind(d) != "c")
+ge_p = _cmp("ge", np.greater_equal, lambda d: _dt.kind(d) != "c")
+
+complex_p = Primitive("complex")
+complex_p.abstract_eval = _binary_abstract("complex", lambda d: d in (_dt.float32, _dt.float64),
+                                           out_dtype=_dt.complex_dtype)
+complex_p.impl = lambda x, y: np.asarray(np.asarray(x) + 1j * np.asarray(y)).astype(
+    _dt.complex_dtype(np.asarray(x).dtype))
+defbroadcasting(complex_p)
+
+
+def add(x, y): return add_p.bind(x, y)
+def sub(x, y): return sub_p.bind(x, y)
+def mul(x, y): return mul_p.bind(x, y)
+def div(x, y): return div_p.bind(x, y)
+def rem(x, y): return rem_p.bind(x, y)
+def pow(x, y): return pow_p.bind(x, y)  # noqa: A001
+def max(x, y): return max_p.bind(x, y)  # noqa: A001
+def min(x, y): return min_p.bind(x, y)  # noqa: A001
+def atan2(x, y): return atan2_p.bind(x, y)
+def nextafter(x, y): return nextafter_p.bind(x, y)
+def bitwise_and(x, y): return and_p.bind(x, y)
+def bitwise_or(x, y): return or_p.bind(x, y)
+def bitwise_xor(x, y): return xor_p.bind(x, y)
+def shift_left(x, y): return shift_left_p.bind(x, y)
+def shift_right_arithmetic(x, y): return shift_right_arithmetic_p.bind(x, y)
+def shift_right_logical(x, y): return shift_right_logical_p.bind(x, y)
+def eq(x, y): return eq_p.bind(x, y)
+def ne(x, y): return ne_p.bind(x, y)
+def lt(x, y): return lt_p.bind(x, y)
+def le(x, y): return le_p.bind(x, y)
+def gt(x, y): return gt_p.bind(x, y)
+def ge(x, y): return ge_p.bind(x, y)
+def complex(x, y): return complex_p.bind(x, y)  # noqa: A001
+
+
+# --- select_n and clamp -----------------------------------------------------------
+
+def _select_abstract(which, *cases):
+    if not cases:
+        raise TypeError("select_n needs at least one case")
+    if which.dtype != _dt.bool_ and not _dt.is_integer(which.dtype):
+        raise TypeError(f"select_n: the selector must be bool or int, got {which.dtype}")
+    if which.dtype == _dt.bool_ and len(cases) > 2:
+        raise TypeError("select_n: a boolean selector picks between at most 2 cases")
+    c0 = cases[0]
+    for c in cases:
+        if c.shape != c0.shape or c.dtype != c0.dtype:
+            raise shape_error("select_n", "cases must have equal shapes and dtypes, got "
+                              + ", ".join(str(c) for c in cases))
+    if which.ndim and which.shape != c0.shape:
+        raise shape_error("select_n", f"selector shape {which.shape} must be () or equal to "
+                          f"the cases' shape {c0.shape}")
+    return AbstractArray(c0.shape, c0.dtype, all(c.weak_type for c in cases))
+
+
+def _select_impl(which, *cases):
+    which = np.asarray(which)
+    if len(cases) == 1:
+        return np.asarray(cases[0])
+    if which.dtype == np.bool_:
+        return np.asarray(np.where(which, cases[1], cases[0]))
+    return np.asarray(np.choose(which.astype(np.int64), [np.asarray(c) for c in cases], mode="clip"))
+
+
+select_n_p = Primitive("select_n")
+select_n_p.abstract_eval = _select_abstract
+select_n_p.impl = _select_impl
+defbroadcasting(select_n_p)
+
+
+def select_n(which, *cases):
+    """cases[which] elementwise: with a bool selector, (case_false, case_true)."""
+    return select_n_p.bind(which, *cases)
+
+
+def _clamp_abstract(lo, x, hi):
+    for b in (lo, hi):
+        if b.dtype != x.dtype:
+            raise TypeError(f"clamp: bounds must have dtype {x.dtype}, got {b.dtype}")
+        if b.ndim and b.shape != x.shape:
+            raise shape_error("clamp", f"bounds must be rank 0 or of shape {x.shape}, got {b.shape}")
+    return AbstractArray(x.shape, x.dtype, x.weak_type)
+
+
+clamp_p = Primitive("clamp")
+clamp_p.abstract_eval = _clamp_abstract
+clamp_p.impl = lambda lo, x, hi: np.asarray(np.minimum(np.maximum(x, lo), hi))
+defbroadcasting(clamp_p)
+
+
+def clamp(lo, x, hi):
+    """min(max(x, lo), hi)."""
+    return clamp_p.bind(lo, x, hi)
+
+
+# --- jvp and transpose rules ------------------------------------------------------
+
+def _const(x, v):
+    """A scalar `v` in the dtype of `x` (a rank-0 literal that broadcasts)."""
+    return np.array(v, dtype=get_aval(x).dtype)[()]
+
+
+def _real_const(x, v):
+    return np.array(v, dtype=_dt.real_dtype(get_aval(x).dtype))[()]
+
+
+def _linear_unary_transpose(prim):
+    def t(ct, x, **params):
+        return [prim.bind(ct, **params)]
+    return t
+
+
+defjvp(neg_p, lambda g, ans, x: neg(g))
+neg_p.transpose = lambda ct, x: [neg(ct)]
+defjvp_zero(sign_p)
+defjvp_zero(floor_p)
+defjvp_zero(ceil_p)
+defjvp_zero(round_p)
+defjvp_zero(is_finite_p)
+defjvp_zero(not_p)
+defjvp_zero(population_count_p)
+defjvp_zero(clz_p)
+defjvp_zero(nextafter_p)
+for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_right_logical_p):
+    defjvp_zero(_p)
+
+
+def _abs_jvp(g, ans, x):
+    if _dt.kind(get_aval(x).dtype) == "c":
+        return div(real(mul(conj(x), g)), select_n(eq(ans, _const(ans, 0)), ans, _const(ans, 1)))
+    return mul(g, sign(x))
+
+
+defjvp(abs_p, _abs_jvp)
+defjvp(exp_p, lambda g, ans, x: mul(g, ans))
+defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, _const(x, math.log(2)))))
+defjvp(log_p, lambda g, ans, x: div(g, x))
+defjvp(log1p_p, lambda g, ans, x: div(g, add(x, _const(x, 1))))
+defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, _const(x, 1))))
+defjvp(tanh_p, lambda g, ans, x: mul(g, sub(_const(x, 1), mul(ans, ans))))
+defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_const(x, 1), ans))))
+defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
+defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
+defjvp(tan_p, lambda g, ans, x: mul(g, add(_const(x, 1), mul(ans, ans))))
+defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(_const(x, 1), mul(x, x)))))
+defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(_const(x, 1), mul(x, x))))))
+defjvp(atan_p, lambda g, ans, x: div(g, add(_const(x, 1), mul(x, x))))
+defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
+defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
+defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _const(x, 1)))))
+defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _const(x, 1)), add(x, _const(x, 1))))))
+defjvp(atanh_p, lambda g, ans, x: div(g, sub(_const(x, 1), mul(x, x))))
+defjvp(sqrt_p, lambda g, ans, x: div(mul(g, _const(x, 0.5)), ans))
+defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
+defjvp(cbrt_p, lambda g, ans, x: mul(g, div(_const(x, 1 / 3), mul(ans, ans))))
+defjvp(erf_p, lambda g, ans, x: mul(g, mul(_const(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defjvp(erfc_p, lambda g, ans, x: mul(g, mul(_const(x, -2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defjvp(erf_inv_p, lambda g, ans, x: mul(g, mul(_const(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans)))))
+defjvp(lgamma_p, lambda g, ans, x: mul(g, digamma(x)))
+defjvp(digamma_p, lambda g, ans, x: mul(g, polygamma(1, x)))
+defjvp(polygamma_p, lambda g, ans, x, m: mul(g, polygamma(m + 1, x)))
+defjvp(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
+
+
+def _integer_pow_jvp(g, ans, x, y):
+    if y == 0:
+        return Zero(get_aval(g))
+    d = _const(x, y) if y != 1 else None
+    return mul(g, d) if y == 1 else mul(g, mul(d, integer_pow(x, y - 1)))
+
+
+defjvp(integer_pow_p, lambda g, ans, x, y: (g if y == 1 else _integer_pow_jvp(g, ans, x, y)))
+defjvp(real_p, lambda g, ans, x: real(g))
+defjvp(imag_p, lambda g, ans, x: imag(g))
+defjvp(conj_p, lambda g, ans, x: conj(g))
+real_p.transpose = lambda ct, x: [complex(ct, _real_const(ct, 0))]
+imag_p.transpose = lambda ct, x: [complex(_real_const(ct, 0), neg(ct))]
+conj_p.transpose = lambda ct, x: [conj(ct)]
+defjvp(complex_p, lambda g, ans, x, y: complex(g, _const(g, 0)),
+       lambda g, ans, x, y: complex(_const(g, 0), g))
+complex_p.transpose = lambda ct, x, y: [real(ct) if is_undefined(x) else None,
+                                        neg(imag(ct)) if is_undefined(y) else None]
+
+
+def _add_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
+            unbroadcast(y.aval, ct) if is_undefined(y) else None]
+
+
+def _sub_transpose(ct, x, y):
+    return [unbroadcast(x.aval, ct) if is_undefined(x) else None,
+            unbroadcast(y.aval, neg(ct)) if is_undefined(y) else None]
+
+
+def _mul_transpose(ct, x, y):
+    if is_undefined(x) and is_undefined(y):
+        raise TypeError("mul is not linear when both operands are linear inputs")
+    if is_undefined(x):
+        return [unbroadcast(x.aval, mul(ct, y)), None]
+    return [None, unbroadcast(y.aval, mul(x, ct))]
+
+
+def _div_transpose(ct, x, y):
+    if is_undefined(y):
+        raise TypeError("div is not linear in its divisor")
+    return [unbroadcast(x.aval, div(ct, y)), None]
+
+
+defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+add_p.transpose = _add_transpose
+defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
+sub_p.transpose = _sub_transpose
+defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
+mul_p.transpose = _mul_transpose
+defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
+div_p.transpose = _div_transpose
+
+
+def _rem_jvp_y(g, ans, x, y):
+    q = div(x, y)
+    return neg(mul(g, mul(sign(q), floor(abs(q)))))
+
+
+defjvp(rem_p, lambda g, ans, x, y: g, _rem_jvp_y)
+
+
+def _pow_jvp_x(g, ans, x, y):
+    # y * x**(y-1), with 0**0 handled as JAX does (derivative 0 where y == 0)
+    ym1 = sub(y, _const(y, 1))
+    d = mul(y, pow(x, ym1))
+    d = select_n(eq(y, _const(y, 0)), d, _const(d, 0))
+    return mul(g, d)
+
+
+def _pow_jvp_y(g, ans, x, y):
+    safe_log = select_n(eq(x, _const(x, 0)), log(x), _const(x, 0))
+    return mul(g, mul(ans, safe_log))
+
+
+defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+
+
+def _minmax_jvp(pick_x):
+    def jx(g, ans, x, y):
+        half = _const(g, 0.5)
+        w = select_n(pick_x(x, y), _const(g, 0), _const(g, 1))
+        w = select_n(eq(x, y), w, half)
+        return mul(g, w)
+
+    def jy(g, ans, x, y):
+        half = _const(g, 0.5)
+        w = select_n(pick_x(x, y), _const(g, 1), _const(g, 0))
+        w = select_n(eq(x, y), w, half)
+        return mul(g, w)
+    return jx, jy
+
+
+defjvp(max_p, *_minmax_jvp(gt))
+defjvp(min_p, *_minmax_jvp(lt))
+
+
+def _atan2_jvp(which):
+    def f(g, ans, x, y):
+        den = add(mul(x, x), mul(y, y))
+        return div(mul(g, y), den) if which == 0 else neg(div(mul(g, x), den))
+    return f
+
+
+defjvp(atan2_p, _atan2_jvp(0), _atan2_jvp(1))
+
+
+def _select_jvp(primals, tangents):
+    which, *cases = primals
+    ans = select_n(which, *cases)
+    out_aval = get_aval(ans)
+    tc = tangents[1:]
+    if all(type(t) is Zero for t in tc):
+        from ..core import tangent_aval
+        return ans, Zero(tangent_aval(out_aval))
+    from .rules import zeros
+    ts = [zeros(t.aval) if type(t) is Zero else t for t in tc]
+    return ans, select_n(which, *ts)
+
+
+def _select_transpose(ct, which, *cases):
+    if is_undefined(which):
+        raise TypeError("select_n is not linear in its selector")
+    from .rules import zeros
+    z = zeros(get_aval(ct))
+    out = [None]
+    for i, c in enumerate(cases):
+        if is_undefined(c):
+            branches = [z] * len(cases)
+            branches[i] = ct
+            out.append(select_n(which, *branches))
+        else:
+            out.append(None)
+    return out
+
+
+select_n_p.jvp = _select_jvp
+select_n_p.transpose = _select_transpose
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    ans = clamp(lo, x, hi)
+    out_aval = get_aval(ans)
+    from ..core import tangent_aval
+    from .rules import add_tangents, broadcast_to_shape
+    t = Zero(tangent_aval(out_aval))
+    glo, gx, ghi = tangents
+    zero = _const(ans, 0)
+    if type(gx) is not Zero:
+        inside = bitwise_and(ge(x, lo), le(x, hi))
+        t = add_tangents(t, select_n(inside, broadcast_to_shape(zero, out_aval.shape), gx))
+    if type(glo) is not Zero:
+        t = add_tangents(t, select_n(lt(x, lo), zero, broadcast_to_shape(glo, out_aval.shape)))
+    if type(ghi) is not Zero:
+        t = add_tangents(t, select_n(gt(x, hi), zero, broadcast_to_shape(ghi, out_aval.shape)))
+    if type(t) is not Zero:
+        t = broadcast_to_shape(t, out_aval.shape)
+    return ans, t
+
+
+clamp_p.jvp = _clamp_jvp
+
+# Non-linear primitives: no transpose rule applies.
+for _p in (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p,
+           asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p,
+           cbrt_p, erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, polygamma_p, abs_p, square_p,
+           integer_pow_p, rem_p, pow_p, max_p, min_p, atan2_p, clamp_p):
+    _p.not_applicable.add("transpose")

@@ -1,0 +1,209 @@
+"""Staging: trace a Python function into a Graph (`make_graph`).
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> print(ember.make_graph(lambda x: enp.sum(x * x))(enp.ones(3)))
+    { lambda ; a:f32[3]. let
+        b:f32[3] = mul a a
+        c:f32[] = reduce_sum[axes=(0,)] b
+      in (c,) }
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tree import tree_flatten, tree_unflatten
+from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval,
+                   new_trace, user_source)
+from .ir import ClosedGraph, Equation, Graph, Literal, Var
+
+
+class StagingTracer(Tracer):
+    __slots__ = ("var",)
+
+    def __init__(self, trace, var: Var):
+        self._trace = trace
+        self.var = var
+
+    @property
+    def aval(self):
+        return self.var.aval
+
+
+class StagingTrace(Trace):
+    """Records every primitive applied to its tracers as an equation."""
+
+    def __init__(self, parent: Trace | None = None):
+        super().__init__(parent if parent is not None else current_trace())
+        self.equations: list[Equation] = []
+        self.inputs: list[Var] = []
+        self.constvars: list[Var] = []
+        self.consts: list = []
+        self._const_ids: dict[int, Var] = {}
+
+    def new_arg(self, aval: AbstractArray) -> StagingTracer:
+        v = Var(aval)
+        self.inputs.append(v)
+        return StagingTracer(self, v)
+
+    def const_var(self, x) -> Var:
+        v = self._const_ids.get(id(x))
+        if v is None:
+            v = Var(get_aval(x).strip_weak() if not isinstance(x, Tracer) else x.aval)
+            self._const_ids[id(x)] = v
+            self.constvars.append(v)
+            self.consts.append(x)
+        return v
+
+    def to_atom(self, x, prim=None):
+        if isinstance(x, Tracer):
+            if x._trace is self:
+                return x.var
+            check_foreign(self, x, prim)
+            return self.const_var(x)
+        t = type(x)
+        if t is bool or t is int or t is float or t is complex:
+            aval = get_aval(x)
+            return Literal(np.array(x, dtype=aval.dtype)[()], aval)
+        if isinstance(x, np.generic):
+            return Literal(x, get_aval(x))
+        aval = getattr(x, "aval", None)
+        if aval is not None and aval.ndim == 0 and aval.dtype != _dt.float0:
+            return Literal(np.asarray(x)[()], aval)
+        if isinstance(x, np.ndarray) and x.ndim == 0:
+            return Literal(x[()], get_aval(x))
+        return self.const_var(x)
+
+    def process_primitive(self, prim, args, params):
+        atoms = [self.to_atom(x, prim) for x in args]
+        return self.stage(prim, atoms, params)
+
+    def stage(self, prim, atoms, params):
+        if prim.abstract_eval is None:
+            raise NotImplementedError(f"primitive {prim.name} cannot be staged: no abstract_eval")
+        out = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        if prim.multiple_results:
+            outvars = [Var(a) for a in out]
+            self.equations.append(Equation(prim, atoms, outvars, params, user_source()))
+            return [StagingTracer(self, v) for v in outvars]
+        v = Var(out)
+        self.equations.append(Equation(prim, atoms, [v], params, user_source()))
+        return StagingTracer(self, v)
+
+    def finish(self, outs) -> ClosedGraph:
+        """Build the closed graph whose outputs are `outs` (tracers or constants)."""
+        out_atoms = [self.to_atom(x) for x in outs]
+        g = Graph(self.constvars, self.inputs, self.equations, out_atoms)
+        return ClosedGraph(g, self.consts)
+
+
+def trace_flat(fun, in_avals, parent: Trace | None = None) -> ClosedGraph:
+    """Stage `fun(*tracers) -> list` over abstract inputs into a ClosedGraph."""
+    trace = StagingTrace(parent)
+    with new_trace(trace):
+        args = [trace.new_arg(a) for a in in_avals]
+        outs = fun(*args)
+        closed = trace.finish(list(outs))
+    return closed
+
+
+def consts_to_inputs(closed: ClosedGraph) -> tuple[ClosedGraph, list]:
+    """Move a closed graph's constvars to the front of its inputs.
+
+    Returns the const-free graph and the values to pass for those inputs; this
+    is how control-flow and jit bodies pass captured values (possibly tracers of
+    an outer transform) explicitly, so the outer transform sees them.
+    """
+    g = closed.graph
+    if not g.constvars:
+        return closed, []
+    ng = Graph([], g.constvars + g.inputs, g.equations, g.outputs)
+    return ClosedGraph(ng, [], closed.in_tree, closed.out_tree), list(closed.consts)
+
+
+def _split_static(args, static_argnums):
+    static = {i: args[i] for i in static_argnums}
+    dynamic = [a for i, a in enumerate(args) if i not in static]
+    return static, dynamic
+
+
+def _merge_static(static, dynamic, n):
+    it = iter(dynamic)
+    return [static[i] if i in static else next(it) for i in range(n)]
+
+
+def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
+    """Return a function that traces `fun` on example arguments and returns its Graph.
+
+    Example:
+        >>> import ember
+        >>> g = ember.make_graph(lambda x, y: x * y + 1.0)(2.0, 3.0)
+        >>> [e.prim.name for e in g.equations]
+        ['mul', 'add']
+    """
+    if isinstance(static_argnums, int):
+        static_argnums = (static_argnums,)
+
+    def wrapped(*args, **kwargs):
+        n = len(args)
+        nums = tuple(i % n if n else i for i in static_argnums)
+        static, dynamic = _split_static(args, nums)
+        leaves, in_tree = tree_flatten((dynamic, kwargs))
+        in_avals = [get_aval(x) for x in leaves]
+        out_tree_box = []
+
+        def flat_fun(*tracers):
+            dyn, kw = tree_unflatten(in_tree, tracers)
+            out = fun(*_merge_static(static, dyn, n), **kw)
+            out_leaves, out_tree = tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        closed = trace_flat(flat_fun, in_avals)
+        closed.in_tree = in_tree
+        closed.out_tree = out_tree_box[0]
+        if return_shape:
+            from ..tree import tree_unflatten as unf
+            shapes = unf(closed.out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
+            return closed, shapes
+        return closed
+
+    wrapped.__name__ = f"make_graph({getattr(fun, '__name__', 'fun')})"
+    return wrapped
+
+
+class ShapeDtypeStruct:
+    """A shape and dtype without data, as returned by `eval_shape`.
+
+    Example:
+        >>> ShapeDtypeStruct((2,), "float32")
+        ShapeDtypeStruct(shape=(2,), dtype=float32)
+    """
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(shape)
+        self.dtype = _dt.canonicalize(dtype)
+        self.weak_type = weak_type
+
+    @property
+    def aval(self):
+        return AbstractArray(self.shape, self.dtype, self.weak_type)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __eq__(self, o):
+        return isinstance(o, ShapeDtypeStruct) and (self.shape, self.dtype) == (o.shape, o.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, str(self.dtype)))
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype})"

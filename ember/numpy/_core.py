@@ -1,0 +1,186 @@
+"""Array creation from Python data and the promotion/broadcasting every
+`ember.numpy` function uses before it binds primitives.
+
+Example:
+    >>> from ember.numpy._core import asarray
+    >>> asarray([1, 2]).dtype
+    dtype('int32')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..array import Array, wrap_buffer
+from ..fx.core import Tracer, get_aval, shape_error
+from ..fx.prims import convert as _cv
+from ..fx.prims import shape as _sh
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def _host_array(obj, dtype) -> np.ndarray:
+    if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+        a = np.array(obj, copy=True)
+        if dtype is not None:
+            a = a.astype(dtype)
+        return a
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
+        a = np.array(np.from_dlpack(obj), copy=True)
+        return a.astype(dtype) if dtype is not None else a
+    a = np.array(obj)
+    if a.dtype == object:
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: "
+                        f"ragged or non-numeric data")
+    if dtype is not None:
+        return a.astype(dtype)
+    # Python data: floats default to float32, ints to int32, complex to complex64.
+    k = a.dtype.kind
+    if k == "f":
+        return a.astype(_dt.default_float)
+    if k in "iu":
+        if a.size and (a.max() > np.iinfo(np.int32).max or a.min() < np.iinfo(np.int32).min):
+            raise OverflowError(f"Python int {a.max() if a.max() > 0 else a.min()} does not fit "
+                                f"in the default int32; pass dtype=ember.numpy.int64")
+        return a.astype(_dt.default_int)
+    if k == "c":
+        return a.astype(_dt.default_complex)
+    if k == "U" or k == "S":
+        raise TypeError("ember arrays cannot hold strings")
+    return a
+
+
+def asarray(obj, dtype=None, *, device=None, copy=None):
+    """Convert to an ember Array (numpy arrays keep their dtype; Python data gets
+    float32 / int32 defaults).
+
+    Example:
+        >>> asarray([1.5, 2.0]).dtype
+        dtype('float32')
+    """
+    if dtype is not None:
+        dtype = _dt.canonicalize(dtype)
+    if isinstance(obj, (Array, Tracer)):
+        if dtype is not None and obj.dtype != dtype:
+            obj = _cv.convert_element_type(obj, dtype)
+        if device is not None and isinstance(obj, Array):
+            from ..api_device import device_put
+            obj = device_put(obj, device)
+        return obj
+    if isinstance(obj, (list, tuple)) and any(isinstance(e, (Array, Tracer)) for e in _flat(obj)):
+        from ._creation import stack_nested
+        return stack_nested(obj, dtype)
+    a = _host_array(obj, dtype)
+    _dt.canonicalize(a.dtype)
+    out = wrap_buffer(a)
+    if device is not None:
+        from ..api_device import device_put
+        out = device_put(out, device)
+    return out
+
+
+def _flat(obj):
+    for e in obj:
+        if isinstance(e, (list, tuple)):
+            yield from _flat(e)
+        else:
+            yield e
+
+
+def array(obj, dtype=None, *, copy=True, device=None):
+    """Like `asarray` (arrays are immutable, so a copy is never needed).
+
+    Example:
+        >>> array(3).dtype
+        dtype('int32')
+    """
+    return asarray(obj, dtype=dtype, device=device)
+
+
+def broadcast_shapes(*shapes, op="broadcast"):
+    """The broadcast shape of several shapes, or a clear error naming all of them.
+
+    Example:
+        >>> broadcast_shapes((2, 1), (3,))
+        (2, 3)
+    """
+    nd = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(nd):
+        d = 1
+        for s in shapes:
+            j = len(s) - nd + i
+            if j < 0:
+                continue
+            if s[j] != 1:
+                if d != 1 and s[j] != d:
+                    raise shape_error(op, "shapes " + ", ".join(str(tuple(s)) for s in shapes)
+                                      + " cannot be broadcast together")
+                d = s[j]
+        out.append(d)
+    return tuple(out)
+
+
+def broadcast_to(x, shape):
+    """Broadcast `x` to `shape` following numpy's rules.
+
+    Example:
+        >>> broadcast_to(asarray([1, 2]), (3, 2)).shape
+        (3, 2)
+    """
+    shape = tuple(int(s) for s in shape)
+    a = get_aval(x)
+    if a.shape == shape:
+        return x
+    if broadcast_shapes(a.shape, shape, op="broadcast_to") != shape:
+        raise shape_error("broadcast_to", f"cannot broadcast shape {a.shape} to {shape}")
+    nd = len(shape)
+    dims = tuple(range(nd - a.ndim, nd))
+    return _sh.broadcast_in_dim(x, shape, dims)
+
+
+def promote_args(op: str, *args, to_inexact: bool = False):
+    """Promote dtypes and broadcast shapes of the operands of an elementwise op.
+
+    Python scalars stay rank-0 numpy scalars (the IR broadcasts rank-0 operands),
+    so `x + 1` binds `add x 1` without materialising a broadcast.
+    """
+    dts, weak, avals = [], [], []
+    for a in args:
+        av = get_aval(a)
+        avals.append(av)
+        dts.append(av.dtype)
+        weak.append(av.weak_type)
+    dtype, _ = _dt.promote(dts, weak)
+    if to_inexact and not _dt.is_inexact(dtype):
+        dtype = _dt.default_float if all(weak) or not any(d in (_dt.int64, _dt.uint64, _dt.uint32) for d in dts) \
+            else _dt.float64
+        if any(d in (_dt.int64, _dt.uint64) for d, w in zip(dts, weak) if not w):
+            dtype = _dt.float64
+    shapes = [av.shape for av in avals]
+    nonscalar = [s for s in shapes if s]
+    if nonscalar and any(s != nonscalar[0] for s in nonscalar):
+        shape = broadcast_shapes(*shapes, op=op)
+    else:
+        shape = None
+    out = []
+    for a, av in zip(args, avals):
+        t = type(a)
+        if t in _PY_SCALARS:
+            out.append(np.array(a, dtype=dtype)[()] if dtype.kind != "V" else a)
+            continue
+        if av.dtype != dtype:
+            a = _cv.convert_element_type(a, dtype)
+        if shape is not None and av.shape and av.shape != shape:
+            a = broadcast_to(a, shape)
+        elif shape is not None and not av.shape and isinstance(a, np.ndarray):
+            a = a[()]
+        out.append(a)
+    return out
+
+
+def ensure_array(x):
+    """Turn numpy/Python inputs into ember values, leaving Arrays and tracers alone."""
+    if isinstance(x, (Array, Tracer)):
+        return x
+    return asarray(x)

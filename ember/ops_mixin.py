@@ -1,0 +1,139 @@
+"""Python operators and methods shared by concrete Arrays and tracers.
+
+Every operator forwards to the `ember.numpy` function of the same meaning, so
+an Array and a tracer behave identically and every transform sees the same
+primitives.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> (enp.arange(3) * 2).tolist()
+    [0, 2, 4]
+"""
+from __future__ import annotations
+
+_enp = None
+
+
+def _ns():
+    global _enp
+    if _enp is None:
+        import ember.numpy as m
+        _enp = m
+    return _enp
+
+
+class ArrayOps:
+    __slots__ = ()
+
+    # arithmetic
+    def __add__(self, o): return _ns().add(self, o)
+    def __radd__(self, o): return _ns().add(o, self)
+    def __sub__(self, o): return _ns().subtract(self, o)
+    def __rsub__(self, o): return _ns().subtract(o, self)
+    def __mul__(self, o): return _ns().multiply(self, o)
+    def __rmul__(self, o): return _ns().multiply(o, self)
+    def __truediv__(self, o): return _ns().divide(self, o)
+    def __rtruediv__(self, o): return _ns().divide(o, self)
+    def __floordiv__(self, o): return _ns().floor_divide(self, o)
+    def __rfloordiv__(self, o): return _ns().floor_divide(o, self)
+    def __mod__(self, o): return _ns().remainder(self, o)
+    def __rmod__(self, o): return _ns().remainder(o, self)
+    def __pow__(self, o): return _ns().pow(self, o)
+    def __rpow__(self, o): return _ns().pow(o, self)
+    def __matmul__(self, o): return _ns().matmul(self, o)
+    def __rmatmul__(self, o): return _ns().matmul(o, self)
+    def __divmod__(self, o): return _ns().divmod(self, o)
+    def __rdivmod__(self, o): return _ns().divmod(o, self)
+
+    # unary
+    def __neg__(self): return _ns().negative(self)
+    def __pos__(self): return _ns().positive(self)
+    def __abs__(self): return _ns().abs(self)
+    def __invert__(self): return _ns().bitwise_invert(self)
+
+    # comparisons
+    def __eq__(self, o): return _ns().equal(self, o)
+    def __ne__(self, o): return _ns().not_equal(self, o)
+    def __lt__(self, o): return _ns().less(self, o)
+    def __le__(self, o): return _ns().less_equal(self, o)
+    def __gt__(self, o): return _ns().greater(self, o)
+    def __ge__(self, o): return _ns().greater_equal(self, o)
+
+    # bitwise
+    def __and__(self, o): return _ns().bitwise_and(self, o)
+    def __rand__(self, o): return _ns().bitwise_and(o, self)
+    def __or__(self, o): return _ns().bitwise_or(self, o)
+    def __ror__(self, o): return _ns().bitwise_or(o, self)
+    def __xor__(self, o): return _ns().bitwise_xor(self, o)
+    def __rxor__(self, o): return _ns().bitwise_xor(o, self)
+    def __lshift__(self, o): return _ns().bitwise_left_shift(self, o)
+    def __rlshift__(self, o): return _ns().bitwise_left_shift(o, self)
+    def __rshift__(self, o): return _ns().bitwise_right_shift(self, o)
+    def __rrshift__(self, o): return _ns().bitwise_right_shift(o, self)
+
+    # indexing
+    def __getitem__(self, idx): return _ns()._indexing.getitem(self, idx)
+
+    def __setitem__(self, idx, value):
+        raise TypeError(
+            "ember arrays are immutable and do not support item assignment. "
+            "Use x = x.at[idx].set(value) (or .add/.multiply/.min/.max) instead.")
+
+    @property
+    def at(self):
+        return _ns()._indexing.AtIndexer(self)
+
+    # array-API / numpy conveniences
+    @property
+    def T(self):
+        if self.ndim != 2:
+            raise ValueError(f".T needs a 2-d array (got {self.ndim}-d); use .mT or "
+                             f"ember.numpy.permute_dims for stacks of matrices")
+        return _ns().permute_dims(self, (1, 0))
+
+    @property
+    def mT(self):
+        if self.ndim < 2:
+            raise ValueError(f".mT needs at least 2 dimensions, got shape {self.shape}")
+        return _ns().matrix_transpose(self)
+
+    def __array_namespace__(self, *, api_version=None):
+        if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
+            raise ValueError(f"unsupported array API version {api_version!r}")
+        return _ns()
+
+    def astype(self, dtype, copy=True, *, device=None): return _ns().astype(self, dtype)
+    def reshape(self, *shape, order="C"):
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return _ns().reshape(self, shape, order=order)
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], int):
+            axes = axes[0]
+        return _ns().transpose(self, axes or None)
+    def sum(self, axis=None, dtype=None, keepdims=False): return _ns().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def prod(self, axis=None, dtype=None, keepdims=False): return _ns().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def mean(self, axis=None, dtype=None, keepdims=False): return _ns().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+    def var(self, axis=None, ddof=0, keepdims=False): return _ns().var(self, axis=axis, correction=ddof, keepdims=keepdims)
+    def std(self, axis=None, ddof=0, keepdims=False): return _ns().std(self, axis=axis, correction=ddof, keepdims=keepdims)
+    def max(self, axis=None, keepdims=False): return _ns().max(self, axis=axis, keepdims=keepdims)
+    def min(self, axis=None, keepdims=False): return _ns().min(self, axis=axis, keepdims=keepdims)
+    def argmax(self, axis=None, keepdims=False): return _ns().argmax(self, axis=axis, keepdims=keepdims)
+    def argmin(self, axis=None, keepdims=False): return _ns().argmin(self, axis=axis, keepdims=keepdims)
+    def any(self, axis=None, keepdims=False): return _ns().any(self, axis=axis, keepdims=keepdims)
+    def all(self, axis=None, keepdims=False): return _ns().all(self, axis=axis, keepdims=keepdims)
+    def cumsum(self, axis=None, dtype=None): return _ns().cumsum(self, axis=axis, dtype=dtype)
+    def flatten(self): return _ns().reshape(self, (-1,))
+    def ravel(self): return _ns().reshape(self, (-1,))
+    def squeeze(self, axis=None): return _ns().squeeze(self, axis=axis)
+    def clip(self, min=None, max=None): return _ns().clip(self, min, max)
+    def round(self, decimals=0): return _ns().round(self, decimals=decimals)
+    def conj(self): return _ns().conj(self)
+    def dot(self, other): return _ns().dot(self, other)
+    def swapaxes(self, a, b): return _ns().swapaxes(self, a, b)
+
+    @property
+    def real(self): return _ns().real(self)
+
+    @property
+    def imag(self): return _ns().imag(self)
