@@ -12,3 +12,14 @@ from .array import Array  # noqa: F401
 from .fx.core import ConcretizationError, UnexpectedTracerError  # noqa: F401
 from .fx.staging import make_graph, ShapeDtypeStruct  # noqa: F401
 from . import tree  # noqa: F401
+from .transforms.jvp import jvp  # noqa: F401,E402
+from .transforms.linearize import linearize  # noqa: F401,E402
+from .transforms.transpose import linear_transpose  # noqa: F401,E402
+from .transforms.vjp import vjp, grad, value_and_grad  # noqa: F401,E402
+from .transforms.batching import vmap  # noqa: F401,E402
+from .transforms.jit import jit  # noqa: F401,E402
+from . import config  # noqa: F401,E402
+from . import testing  # noqa: F401,E402
+from .transforms.jacobians import jacfwd, jacrev, hessian  # noqa: F401,E402
+from .transforms.control_flow import cond, switch, scan, while_loop, fori_loop  # noqa: F401,E402
+from .transforms.control_flow import map  # noqa: F401,E402,A004

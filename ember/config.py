@@ -1,0 +1,45 @@
+"""Runtime configuration: environment variables with programmatic overrides.
+
+Example:
+    >>> from ember import config
+    >>> config.update("log_compiles", False); config.log_compiles()
+    False
+"""
+from __future__ import annotations
+
+import os
+
+_overrides: dict = {}
+
+_ENV = {
+    "log_compiles": ("EMBER_LOG_COMPILES", False),
+    "dump_kernels": ("EMBER_DUMP_KERNELS", False),
+    "cache": ("EMBER_CACHE", True),
+}
+
+
+def _flag(name: str) -> bool:
+    if name in _overrides:
+        return bool(_overrides[name])
+    env, default = _ENV[name]
+    v = os.environ.get(env)
+    if v is None:
+        return default
+    return v.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def update(name: str, value) -> None:
+    """Set an option for this process (overrides the environment variable)."""
+    if name not in _ENV:
+        raise KeyError(f"unknown ember config option {name!r}; options: {sorted(_ENV)}")
+    _overrides[name] = value
+
+
+def log_compiles() -> bool:
+    """Print every jit compile and why it happened (EMBER_LOG_COMPILES=1)."""
+    return _flag("log_compiles")
+
+
+def dump_kernels() -> bool:
+    """Print the loop kernels the native backends generate (EMBER_DUMP_KERNELS=1)."""
+    return _flag("dump_kernels")

@@ -1,0 +1,63 @@
+"""Common-subexpression elimination: equal equations on equal inputs run once.
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> g = ember.make_graph(lambda x: enp.sin(x) + enp.sin(x))(1.0)
+    >>> [e.prim.name for e in cse(g.graph).equations]
+    ['sin', 'add']
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Literal, Var
+
+
+def _key_atom(a, rename):
+    if type(a) is Literal:
+        v = a.value
+        return ("lit", str(a.aval), np.asarray(v).tobytes())
+    return rename.get(a, a)
+
+
+def _hashable(params):
+    try:
+        items = tuple(sorted(params.items()))
+        hash(items)
+        return items
+    except TypeError:
+        return None
+
+
+def cse(graph: Graph) -> Graph:
+    """Merge equations with the same primitive, params and inputs."""
+    rename: dict[Var, Var] = {}
+    seen: dict = {}
+    out_eqs = []
+    changed = False
+    for eq in graph.equations:
+        inputs = [rename.get(a, a) if type(a) is Var else a for a in eq.inputs]
+        p = _hashable(eq.params)
+        key = None
+        if p is not None and eq.prim.name not in _EFFECTFUL:
+            key = (eq.prim, tuple(_key_atom(a, rename) for a in inputs), p)
+            prev = seen.get(key)
+            if prev is not None:
+                for v, w in zip(eq.outputs, prev.outputs):
+                    rename[v] = w
+                changed = True
+                continue
+        new_eq = eq if inputs == eq.inputs else eq.replace(inputs=inputs)
+        changed |= new_eq is not eq
+        if key is not None:
+            seen[key] = new_eq
+        out_eqs.append(new_eq)
+    if not changed:
+        return graph
+    outs = [rename.get(a, a) if type(a) is Var else a for a in graph.outputs]
+    return Graph(graph.constvars, graph.inputs, out_eqs, outs)
+
+
+# Primitives whose repeated application must not be merged (none yet carry effects,
+# but random-number primitives with equal keys are deliberately equal, so none here).
+_EFFECTFUL: set[str] = set()

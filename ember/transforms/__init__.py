@@ -1,0 +1,1 @@
+"""The transforms: jvp, linearize, vjp/grad, vmap, jit, control flow, custom rules."""

@@ -1,0 +1,225 @@
+"""`while_loop` as a primitive, and `fori_loop` (a scan when its bounds are static).
+
+Operands are (cond consts, body consts, carry).  Forward mode and vmap work
+(a batched predicate runs until every lane is done); reverse mode has no rule
+because the trip count is dynamic: use `scan` or `fori_loop` with static bounds.
+
+Example:
+    >>> import ember
+    >>> float(ember.lax.while_loop(lambda c: c < 10.0, lambda c: c * 2.0, 1.0))
+    16.0
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ...fx.core import Primitive, Tracer, Zero, get_aval, tangent_aval, user_source
+from ...fx.interpreter import run_graph_numpy
+from ...fx.ir import eval_graph
+from ...fx.prims.rules import bdim_to_front, instantiate
+from ...fx.staging import consts_to_inputs, trace_flat
+from ...tree import tree_flatten, tree_unflatten
+from ..batching import batch_graph
+from ..jvp import jvp_graph
+from ..util import as_ember
+from .common import avals_equal, fmt_avals, graph_with_extra_inputs
+
+while_p = Primitive("while_loop", multiple_results=True)
+
+
+def _while_abstract(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    return list(avals[cond_nconsts + body_nconsts:])
+
+
+def _while_impl(*vals, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    cc = list(vals[:cond_nconsts])
+    bc = list(vals[cond_nconsts:cond_nconsts + body_nconsts])
+    carry = list(vals[cond_nconsts + body_nconsts:])
+    while bool(np.asarray(run_graph_numpy(cond_graph.graph, [], cc + carry)[0])):
+        carry = [np.asarray(c) for c in run_graph_numpy(body_graph.graph, [], bc + carry)]
+    return carry
+
+
+def _while_jvp(primals, tangents, *, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    t_bc, t_carry = tangents[nc:nc + nb], tangents[nc + nb:]
+    bc_nz = [type(t) is not Zero for t in t_bc]
+    k_nz = [type(t) is not Zero for t in t_carry]
+    while True:
+        _, out_nz = jvp_graph(body_graph, bc_nz + k_nz)
+        new = [a or b for a, b in zip(k_nz, out_nz)]
+        if new == k_nz:
+            break
+        k_nz = new
+    jg, _ = jvp_graph(body_graph, bc_nz + k_nz, instantiate_out=k_nz)
+    nk, ntb, ntk = len(carry), sum(bc_nz), sum(k_nz)
+    # jg inputs: bc, carry, t_bc, t_carry -> reorder to (bc, t_bc, carry, t_carry)
+    from .common import reorder_graph
+    perm = (list(range(nb)) + list(range(nb + nk, nb + nk + ntb)) + list(range(nb, nb + nk))
+            + list(range(nb + nk + ntb, nb + nk + ntb + ntk)))
+    body2, bextra = consts_to_inputs(reorder_graph(jg, perm))
+    t_k_avals = [tangent_aval(get_aval(c)) for c, z in zip(carry, k_nz) if z]
+    cond2 = consts_to_inputs(graph_with_extra_inputs(cond_graph, t_k_avals, nc + nk))[0]
+    tk = [instantiate(t) for t, z in zip(t_carry, k_nz) if z]
+    outs = while_p.bind(*cc, *bextra, *bc, *[t for t, z in zip(t_bc, bc_nz) if z], *carry, *tk,
+                        cond_graph=cond2, body_graph=body2, cond_nconsts=nc,
+                        body_nconsts=len(bextra) + nb + ntb)
+    it = iter(outs[nk:])
+    return outs[:nk], [next(it) if z else Zero(tangent_aval(get_aval(c))) for c, z in zip(carry, k_nz)]
+
+
+def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc, carry = args[:nc], args[nc:nc + nb], args[nc + nb:]
+    cc_d, bc_d, k_d = dims[:nc], dims[nc:nc + nb], dims[nc + nb:]
+    cc_b = [d is not None for d in cc_d]
+    bc_b = [d is not None for d in bc_d]
+    k_b = [d is not None for d in k_d]
+    while True:
+        _, out_b = batch_graph(body_graph, axis_size, bc_b + k_b)
+        new = [a or b for a, b in zip(k_b, out_b)]
+        _, pred_b = batch_graph(cond_graph, axis_size, cc_b + new)
+        if pred_b[0]:
+            new = [True] * len(new)  # a per-lane predicate needs every carry per lane
+        if new == k_b:
+            break
+        k_b = new
+    _, pred_b = batch_graph(cond_graph, axis_size, cc_b + k_b)
+    cc2 = [v if d is None else bdim_to_front(v, d, axis_size) for v, d in zip(cc, cc_d)]
+    bc2 = [v if d is None else bdim_to_front(v, d, axis_size) for v, d in zip(bc, bc_d)]
+    k2 = [bdim_to_front(v, d, axis_size) if b else v for v, d, b in zip(carry, k_d, k_b)]
+    bg, _ = batch_graph(body_graph, axis_size, bc_b + k_b, k_b)
+    cg, _ = batch_graph(cond_graph, axis_size, cc_b + k_b, [pred_b[0]])
+    if not pred_b[0]:
+        bg, bextra = consts_to_inputs(bg)
+        cg, cextra = consts_to_inputs(cg)
+        outs = while_p.bind(*cextra, *cc2, *bextra, *bc2, *k2, cond_graph=cg, body_graph=bg,
+                            cond_nconsts=len(cextra) + nc, body_nconsts=len(bextra) + nb)
+        return outs, [0 if b else None for b in k_b]
+    # Batched predicate: loop while any lane is running; finished lanes keep their carry.
+    from ...fx.prims import elementwise as _ew
+    from ...fx.prims.reduce import reduce_or
+    from ...fx.prims.shape import broadcast_in_dim
+    ncc = len(cc2)
+
+    def cond_any(*xs):
+        (p,) = eval_graph(cg.graph, cg.consts, *xs)
+        return [reduce_or(p, (0,))]
+
+    def body_sel(*xs):
+        ccv, rest = xs[:ncc], xs[ncc:]
+        bcv, kv = rest[:len(bc2)], rest[len(bc2):]
+        (p,) = eval_graph(cg.graph, cg.consts, *ccv, *kv)
+        new = eval_graph(bg.graph, bg.consts, *bcv, *kv)
+        out = []
+        for n_, o in zip(new, kv):
+            sel = broadcast_in_dim(p, get_aval(o).shape, (0,))
+            out.append(_ew.select_n(sel, o, n_))
+        return out
+
+    c_avals = [get_aval(v) for v in cc2]
+    b_avals = [get_aval(v) for v in bc2]
+    k_avals = [get_aval(v) for v in k2]
+    cg2, cextra = consts_to_inputs(trace_flat(cond_any, c_avals + k_avals))
+    bg2, bextra = consts_to_inputs(trace_flat(body_sel, c_avals + b_avals + k_avals))
+    outs = while_p.bind(*cextra, *cc2, *bextra, *cc2, *bc2, *k2, cond_graph=cg2, body_graph=bg2,
+                        cond_nconsts=len(cextra) + ncc, body_nconsts=len(bextra) + ncc + len(bc2))
+    return outs, [0] * len(outs)
+
+
+while_p.abstract_eval = _while_abstract
+while_p.impl = _while_impl
+while_p.jvp = _while_jvp
+while_p.batch = _while_batch
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    """Repeat `val = body_fun(val)` while `cond_fun(val)`; returns the final value.
+
+    Not reverse-differentiable (dynamic trip count); use scan/fori_loop for that.
+
+    Example:
+        >>> float(while_loop(lambda c: c < 5.0, lambda c: c + 2.0, 0.0))
+        6.0
+    """
+    leaves, tree = tree_flatten(init_val)
+    leaves = [as_ember(v) for v in leaves]
+    avals = [get_aval(v).strip_weak() for v in leaves]
+    box = []
+
+    def cflat(*xs):
+        p = cond_fun(tree_unflatten(tree, list(xs)))
+        pa = get_aval(p)
+        if pa.shape != () or pa.dtype != _dt.bool_:
+            raise TypeError(f"while_loop cond_fun must return a boolean scalar, got {pa}")
+        return [p]
+
+    def bflat(*xs):
+        out = body_fun(tree_unflatten(tree, list(xs)))
+        o, t = tree_flatten(out)
+        box.append(t)
+        from ...fx.prims.convert import convert_element_type
+        return [convert_element_type(v, a.dtype) if get_aval(v).weak_type and get_aval(v).dtype != a.dtype
+                else v for v, a in zip(o, avals)]
+
+    cg, cconsts = consts_to_inputs(trace_flat(cflat, avals))
+    bg, bconsts = consts_to_inputs(trace_flat(bflat, avals))
+    if box[0] != tree or not avals_equal(bg.out_avals, avals):
+        raise TypeError(f"while_loop body must return a value of the same structure, shapes and "
+                        f"dtypes as init_val: {tree} {fmt_avals(avals)} vs {box[0]} "
+                        f"{fmt_avals(bg.out_avals)}" + (f"\n  at {user_source()}" if user_source() else ""))
+    from ...fx.prims.convert import convert_element_type
+    leaves = [convert_element_type(v, a.dtype) for v, a in zip(leaves, avals)]
+    outs = while_p.bind(*cconsts, *bconsts, *leaves, cond_graph=cg, body_graph=bg,
+                        cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
+    return tree_unflatten(tree, outs)
+
+
+def _static_int(x):
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, Tracer):
+        v = x.concrete_value()
+        return None if v is None else int(np.asarray(v))
+    try:
+        return int(np.asarray(x))
+    except TypeError:
+        return None
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """`for i in range(lower, upper): val = body_fun(i, val)`.
+
+    With static bounds it lowers to `scan` (reverse-differentiable); with traced
+    bounds to `while_loop`.
+
+    Example:
+        >>> float(fori_loop(0, 4, lambda i, v: v + i, 0.0))
+        6.0
+    """
+    lo, hi = _static_int(lower), _static_int(upper)
+    from ...fx.prims.convert import convert_element_type
+    if lo is not None and hi is not None:
+        from .scan import scan
+        n = max(hi - lo, 0)
+
+        def step(carry, _):
+            i, v = carry
+            return (i + np.int32(1), body_fun(i, v)), None
+
+        (_, out), _ = scan(step, (as_ember(np.int32(lo)), init_val), None, length=n)
+        return out
+    lo_v = convert_element_type(as_ember(lower), _dt.int32)
+    hi_v = convert_element_type(as_ember(upper), _dt.int32)
+    from ...fx.prims.elementwise import lt
+
+    def c(carry):
+        return lt(carry[0], carry[1])
+
+    def b(carry):
+        i, h, v = carry
+        return i + np.int32(1), h, body_fun(i, v)
+
+    return while_loop(c, b, (lo_v, hi_v, init_val))[2]

@@ -1,0 +1,317 @@
+"""`scan`: a loop with a carry and stacked per-iteration inputs/outputs, as a primitive.
+
+Operands are (consts, init carry, xs); the body graph maps
+(consts, carry, x) -> (carry, y).  Reverse mode through scan works: partial
+evaluation splits the body into a known scan that also emits per-iteration
+residuals and a linear scan that the transpose runs backwards.
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> carry, ys = ember.lax.scan(lambda c, x: (c + x, c * x), 0.0, enp.arange(4.0))
+    >>> float(carry), ys.tolist()
+    (6.0, [0.0, 1.0, 3.0, 6.0])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval, user_source
+from ...fx.interpreter import run_graph_numpy
+from ...fx.ir import ClosedGraph, Graph, eval_graph
+from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
+from ...fx.staging import consts_to_inputs, trace_flat
+from ...tree import tree_flatten, tree_unflatten
+from ..batching import batch_graph
+from ..jvp import jvp_graph
+from ..partial_eval import partial_eval_graph
+from ..transpose import backward_pass
+from ..util import as_ember
+from .common import avals_equal, fmt_avals
+
+scan_p = Primitive("scan", multiple_results=True)
+
+
+def _x_aval(a):
+    return a.update(shape=a.shape[1:])
+
+
+def _stack_aval(a, n):
+    return a.update(shape=(n,) + a.shape)
+
+
+def _scan_abstract(*avals, body, num_consts, num_carry, length, reverse):
+    carry = avals[num_consts:num_consts + num_carry]
+    n_y = len(body.out_avals) - num_carry
+    ys = [_stack_aval(a, length) for a in body.out_avals[num_carry:]]
+    return list(carry) + ys
+
+
+def _scan_impl(*vals, body, num_consts, num_carry, length, reverse):
+    consts = list(vals[:num_consts])
+    carry = list(vals[num_consts:num_consts + num_carry])
+    xs = [np.asarray(x) for x in vals[num_consts + num_carry:]]
+    y_avals = body.out_avals[num_carry:]
+    ys = [np.empty((length,) + a.shape, dtype=a.dtype) for a in y_avals]
+    order = range(length - 1, -1, -1) if reverse else range(length)
+    for i in order:
+        outs = run_graph_numpy(body.graph, [], consts + carry + [x[i] for x in xs])
+        carry = [np.asarray(c) for c in outs[:num_carry]]
+        for y, o in zip(ys, outs[num_carry:]):
+            y[i] = o
+    return carry + ys
+
+
+def _split(seq, num_consts, num_carry):
+    return list(seq[:num_consts]), list(seq[num_consts:num_consts + num_carry]), list(seq[num_consts + num_carry:])
+
+
+def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse):
+    nz = [type(t) is not Zero for t in tangents]
+    c_nz, k_nz, x_nz = _split(nz, num_consts, num_carry)
+    # fixpoint: a carry whose tangent becomes nonzero in the body stays nonzero
+    while True:
+        _, out_nz = jvp_graph(body, c_nz + k_nz + x_nz)
+        new_k = [a or b for a, b in zip(k_nz, out_nz[:num_carry])]
+        if new_k == k_nz:
+            break
+        k_nz = new_k
+    n_y = len(body.out_avals) - num_carry
+    inst = k_nz + [False] * n_y
+    _, out_nz = jvp_graph(body, c_nz + k_nz + x_nz)
+    y_nz = out_nz[num_carry:]
+    jg, _ = jvp_graph(body, c_nz + k_nz + x_nz, instantiate_out=k_nz + y_nz)
+    # jg inputs: consts, carry, xs, t_consts, t_carry, t_xs; outputs: carry, ys, t_carry, t_ys
+    nc, nk, nx = num_consts, num_carry, len(body.in_avals) - num_consts - num_carry
+    ntc, ntk, ntx = sum(c_nz), sum(k_nz), sum(x_nz)
+    base = nc + nk + nx
+    perm = (list(range(nc)) + list(range(base, base + ntc))
+            + list(range(nc, nc + nk)) + list(range(base + ntc, base + ntc + ntk))
+            + list(range(nc + nk, base)) + list(range(base + ntc + ntk, base + ntc + ntk + ntx)))
+    nty = sum(y_nz)
+    out_perm = (list(range(nk)) + list(range(nk + n_y, nk + n_y + ntk))
+                + list(range(nk, nk + n_y)) + list(range(nk + n_y + ntk, nk + n_y + ntk + nty)))
+    from .common import reorder_graph
+    g = reorder_graph(jg, perm, out_perm)
+    g, extra = consts_to_inputs(g)
+    c, k, x = _split(primals, num_consts, num_carry)
+    tc, tk, tx = _split(tangents, num_consts, num_carry)
+    tk = [instantiate(t) for t, z in zip(tk, k_nz) if z]
+    args = (extra + c + [t for t, z in zip(tc, c_nz) if z] + k + tk
+            + x + [t for t, z in zip(tx, x_nz) if z])
+    outs = scan_p.bind(*args, body=g, num_consts=len(extra) + nc + ntc, num_carry=nk + ntk,
+                       length=length, reverse=reverse)
+    carry, t_carry = outs[:nk], outs[nk:nk + ntk]
+    ys, t_ys = outs[nk + ntk:nk + ntk + n_y], outs[nk + ntk + n_y:]
+    it_k, it_y = iter(t_carry), iter(t_ys)
+    t_out = ([next(it_k) if z else Zero(tangent_aval(a)) for z, a in zip(k_nz, body.out_avals[:nk])]
+             + [next(it_y) if z else Zero(tangent_aval(_stack_aval(a, length)))
+                for z, a in zip(y_nz, body.out_avals[nk:])])
+    return list(carry) + list(ys), t_out
+
+
+def _scan_batch(axis_size, args, dims, *, body, num_consts, num_carry, length, reverse):
+    c_d, k_d, x_d = _split(dims, num_consts, num_carry)
+    c, k, x = _split(args, num_consts, num_carry)
+    c_b = [d is not None for d in c_d]
+    k_b = [d is not None for d in k_d]
+    x_b = [d is not None for d in x_d]
+    while True:
+        _, out_b = batch_graph(body, axis_size, c_b + k_b + x_b)
+        new = [a or b for a, b in zip(k_b, out_b[:num_carry])]
+        if new == k_b:
+            break
+        k_b = new
+    n_y = len(body.out_avals) - num_carry
+    _, out_b = batch_graph(body, axis_size, c_b + k_b + x_b, k_b + [False] * n_y)
+    y_b = out_b[num_carry:]
+    bg, _ = batch_graph(body, axis_size, c_b + k_b + x_b, k_b + y_b)
+    bg, extra = consts_to_inputs(bg)
+    c2 = [v if d is None else moveaxis(v, d, 0) for v, d in zip(c, c_d)]
+    k2 = [bdim_to_front(v, d, axis_size) if b else v for v, d, b in zip(k, k_d, k_b)]
+    # xs are sliced on axis 0, so their batch axis goes to 1 (axis 0 per iteration)
+    x2 = [v if d is None else moveaxis(v, d, 1) for v, d in zip(x, x_d)]
+    outs = scan_p.bind(*extra, *c2, *k2, *x2, body=bg, num_consts=len(extra) + num_consts,
+                       num_carry=num_carry, length=length, reverse=reverse)
+    odims = [0 if b else None for b in k_b] + [1 if b else None for b in y_b]
+    return outs, odims
+
+
+def _scan_partial_eval(trace, args, params):
+    body, num_consts, num_carry = params["body"], params["num_consts"], params["num_carry"]
+    length, reverse = params["length"], params["reverse"]
+    unknown = [trace.is_unknown(a) for a in args]
+    c_u, k_u, x_u = _split(unknown, num_consts, num_carry)
+    while True:
+        _, _, out_u, _ = partial_eval_graph(body, c_u + k_u + x_u)
+        new = [a or b for a, b in zip(k_u, out_u[:num_carry])]
+        if new == k_u:
+            break
+        k_u = new
+    n_y = len(body.out_avals) - num_carry
+    kg, ug, out_u, nres = partial_eval_graph(body, c_u + k_u + x_u, instantiate=k_u + [False] * n_y)
+    y_u = out_u[num_carry:]
+    c, k, x = _split(args, num_consts, num_carry)
+    # Known scan: known consts, known carry, known xs -> known carry, known ys, residual ys.
+    kg, kextra = consts_to_inputs(kg)
+    kc = [v for v, u in zip(c, c_u) if not u]
+    kk = [v for v, u in zip(k, k_u) if not u]
+    kx = [v for v, u in zip(x, x_u) if not u]
+    n_kk = len(kk)
+    kouts = trace.forward_known(scan_p, kextra + kc + kk + kx,
+                                dict(body=kg, num_consts=len(kextra) + len(kc), num_carry=n_kk,
+                                     length=length, reverse=reverse))
+    n_ky = sum(not u for u in y_u)
+    known_carry = kouts[:n_kk]
+    known_ys = kouts[n_kk:n_kk + n_ky]
+    residuals = kouts[n_kk + n_ky:]
+    # Unknown scan: ug takes (residuals, unknown consts, unknown carry, unknown xs);
+    # reorder to (unknown consts, unknown carry, residuals, unknown xs).
+    uc = [v for v, u in zip(c, c_u) if u]
+    uk = [instantiate(v) if not trace.is_unknown(v) else v for v, u in zip(k, k_u) if u]
+    ux = [v for v, u in zip(x, x_u) if u]
+    nuc, nuk = len(uc), len(uk)
+    perm = (list(range(nres, nres + nuc)) + list(range(nres + nuc, nres + nuc + nuk))
+            + list(range(nres)) + list(range(nres + nuc + nuk, len(ug.in_avals))))
+    from .common import reorder_graph
+    ug2 = consts_to_inputs(reorder_graph(ug, perm))[0]
+    atoms = [trace.to_atom(v) for v in uc + uk + list(residuals) + ux]
+    uouts = trace.stage(scan_p, atoms, dict(body=ug2, num_consts=nuc, num_carry=nuk,
+                                            length=length, reverse=reverse))
+    known_outs = list(known_carry) + list(known_ys)
+    k_it, u_it = iter(known_outs), iter(uouts)
+    return [next(u_it) if u else next(k_it) for u in out_u]
+
+
+def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
+    c, k, x = _split(args, num_consts, num_carry)
+    c_lin = [is_undefined(v) for v in c]
+    k_lin = [is_undefined(v) for v in k]
+    x_lin = [is_undefined(v) for v in x]
+    # A carry whose initial value is known (instantiated zeros from the JVP) is still
+    # linear inside the body; its cotangent is computed and then dropped.
+    ct_carry = [instantiate(ct) if type(ct) is not Zero else zeros(ct.aval) for ct in cts[:num_carry]]
+    ct_ys = [instantiate(ct) if type(ct) is not Zero else zeros(ct.aval) for ct in cts[num_carry:]]
+    kc = [v for v, m in zip(c, c_lin) if not m]
+    kx = [v for v, m in zip(x, x_lin) if not m]
+    lc_avals = [v.aval for v, m in zip(c, c_lin) if m]
+    lx_avals = [_x_aval(v.aval) for v, m in zip(x, x_lin) if m]
+    g = body.graph
+    ins_c, ins_k, ins_x = _split(g.inputs, num_consts, num_carry)
+    known_vars = [v for v, m in zip(ins_c, c_lin) if not m] + [v for v, m in zip(ins_x, x_lin) if not m]
+    lin_vars = [v for v, m in zip(ins_c, c_lin) if m] + list(ins_k) + [v for v, m in zip(ins_x, x_lin) if m]
+    lg = Graph(known_vars, lin_vars, g.equations, g.outputs)
+    nkc, nkx, nlc = len(kc), len(kx), len(lc_avals)
+
+    # Transposed body: consts = known consts; carry = (ct accumulators of linear consts,
+    # ct of the carry); xs = (known xs, ct of ys) -> ys = ct of linear xs.
+    def tbody(*vals):
+        kcv = list(vals[:nkc])
+        acc = list(vals[nkc:nkc + nlc])
+        ctk = list(vals[nkc + nlc:nkc + nlc + num_carry])
+        kxv = list(vals[nkc + nlc + num_carry:nkc + nlc + num_carry + nkx])
+        cty = list(vals[nkc + nlc + num_carry + nkx:])
+        res = backward_pass(lg, kcv + kxv, ctk + cty)
+        res = [instantiate(r) for r in res]
+        r_c, r_k, r_x = res[:nlc], res[nlc:nlc + num_carry], res[nlc + num_carry:]
+        from ...fx.prims.elementwise import add
+        acc = [add(a, r) for a, r in zip(acc, r_c)]
+        return acc + r_k + r_x
+
+    in_avals = ([get_aval(v) for v in kc] + lc_avals + [get_aval(v) for v in ct_carry]
+                + [_x_aval(get_aval(v)) for v in kx] + [_x_aval(get_aval(v)) for v in ct_ys])
+    tg, extra = consts_to_inputs(trace_flat(tbody, in_avals))
+    acc0 = [zeros(a) for a in lc_avals]
+    outs = scan_p.bind(*extra, *kc, *acc0, *ct_carry, *kx, *ct_ys, body=tg,
+                       num_consts=len(extra) + nkc, num_carry=nlc + num_carry,
+                       length=length, reverse=not reverse)
+    ct_c_it = iter(outs[:nlc])
+    ct_k = outs[nlc:nlc + num_carry]
+    ct_x_it = iter(outs[nlc + num_carry:])
+    return ([next(ct_c_it) if m else None for m in c_lin]
+            + [ct if m else None for ct, m in zip(ct_k, k_lin)]
+            + [next(ct_x_it) if m else None for m in x_lin])
+
+
+scan_p.abstract_eval = _scan_abstract
+scan_p.impl = _scan_impl
+scan_p.jvp = _scan_jvp
+scan_p.batch = _scan_batch
+scan_p.partial_eval = _scan_partial_eval
+scan_p.transpose = _scan_transpose
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """Loop `carry, y = f(carry, x)` over the leading axis of `xs`, stacking the ys.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> c, ys = scan(lambda c, x: (c * x, c), 1.0, enp.asarray([2.0, 3.0]))
+        >>> float(c), ys.tolist()
+        (6.0, [1.0, 2.0])
+    """
+    x_leaves, x_tree = tree_flatten(xs)
+    x_leaves = [as_ember(v) for v in x_leaves]
+    lengths = {get_aval(v).shape[0] if get_aval(v).ndim else None for v in x_leaves}
+    if None in lengths:
+        raise ValueError("scan: every leaf of xs needs a leading axis to scan over")
+    if length is not None:
+        lengths.add(int(length))
+    if len(lengths) > 1:
+        raise ValueError(f"scan: xs leaves and length disagree on the scan length: {sorted(lengths)}"
+                         + (f"\n  at {user_source()}" if user_source() else ""))
+    if not lengths:
+        raise ValueError("scan needs xs or an explicit length")
+    n = lengths.pop()
+    c_leaves, c_tree = tree_flatten(init)
+    c_leaves = [as_ember(v) for v in c_leaves]
+    c_avals = [get_aval(v).strip_weak() for v in c_leaves]
+    x_avals = [_x_aval(get_aval(v)) for v in x_leaves]
+    box = []
+
+    def flat(*vals):
+        carry = tree_unflatten(c_tree, list(vals[:len(c_avals)]))
+        xv = tree_unflatten(x_tree, list(vals[len(c_avals):]))
+        out = f(carry, xv)
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise TypeError("scan body must return a pair (new_carry, y)")
+        new_c, y = out
+        nc_leaves, nc_tree = tree_flatten(new_c)
+        y_leaves, y_tree = tree_flatten(y)
+        box.append((nc_tree, y_tree))
+        from ...fx.prims.convert import convert_element_type
+        fixed = []
+        for v, a in zip(nc_leaves, c_avals):
+            va = get_aval(v)
+            if va.dtype != a.dtype and va.weak_type:
+                v = convert_element_type(v, a.dtype)
+            fixed.append(v)
+        return fixed + y_leaves
+
+    closed = trace_flat(flat, c_avals + x_avals)
+    nc_tree, y_tree = box[0]
+    body_c = closed.out_avals[:len(c_avals)]
+    if nc_tree != c_tree or not avals_equal(body_c, c_avals):
+        raise TypeError(f"scan body must return a carry with the same structure, shapes and dtypes "
+                        f"as the initial carry: init is {c_tree} {fmt_avals(c_avals)} but the body "
+                        f"returned {nc_tree} {fmt_avals(body_c)}"
+                        + (f"\n  at {user_source()}" if user_source() else ""))
+    g, consts = consts_to_inputs(closed)
+    from ...fx.prims.convert import convert_element_type
+    c_leaves = [convert_element_type(v, a.dtype) for v, a in zip(c_leaves, c_avals)]
+    outs = scan_p.bind(*consts, *c_leaves, *x_leaves, body=g, num_consts=len(consts),
+                       num_carry=len(c_avals), length=n, reverse=bool(reverse))
+    carry = tree_unflatten(c_tree, outs[:len(c_avals)])
+    ys = tree_unflatten(y_tree, outs[len(c_avals):])
+    return carry, ys
+
+
+def map(f, xs):  # noqa: A001 - lax.map
+    """Apply `f` to each slice of `xs` along axis 0 sequentially (a scan without carry).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> map(lambda x: x * 2.0, enp.arange(3.0)).tolist()
+        [0.0, 2.0, 4.0]
+    """
+    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+    return ys

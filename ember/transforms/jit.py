@@ -1,0 +1,309 @@
+"""`jit`: stage a function once per input signature and run it compiled.
+
+A jitted call is the `jit_call` primitive whose param is the staged graph, so
+every other transform sees it: `grad(jit(f))` differentiates the graph into a
+new `jit_call`, `vmap(jit(f))` batches it, and both stay compiled.
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> f = ember.jit(lambda x: enp.sin(x) * 2.0)
+    >>> round(float(f(0.5)), 4)
+    0.9589
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import weakref
+
+import numpy as np
+
+from .. import config
+from ..fx.core import (AbstractArray, Primitive, Tracer, Zero, get_aval, is_undefined,
+                       tangent_aval, user_source)
+from ..fx.ir import ClosedGraph, Graph
+from ..fx.passes import optimize
+from ..fx.prims.rules import instantiate
+from ..fx.staging import consts_to_inputs, trace_flat
+from ..tree import tree_flatten, tree_unflatten
+from .batching import batch_graph
+from .jvp import jvp_graph
+from .partial_eval import partial_eval_graph
+from .transpose import backward_pass
+
+jit_call_p = Primitive("jit_call", multiple_results=True)
+
+
+def _jit_abstract(*avals, graph, name, backend):
+    return list(graph.out_avals)
+
+
+def executable_for(graph: ClosedGraph, backend: str):
+    """Compile (once per graph and backend) and return the executable."""
+    exe = graph._cache.get(backend)
+    if exe is None:
+        from ..backends.base import get_backend
+        b = get_backend(backend)
+        exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
+    return exe
+
+
+def _jit_impl(*vals, graph, name, backend):
+    return executable_for(graph, backend)(*vals)
+
+
+def bind_graph(closed: ClosedGraph, args, name, backend):
+    """Bind a jit_call of `closed`, passing its consts as leading operands."""
+    g, consts = consts_to_inputs(closed)
+    return jit_call_p.bind(*consts, *args, graph=g, name=name, backend=backend)
+
+
+def _jit_jvp(primals, tangents, *, graph, name, backend):
+    nonzeros = [type(t) is not Zero for t in tangents]
+    jg, out_nz = jvp_graph(graph, nonzeros)
+    outs = bind_graph(jg, list(primals) + [t for t in tangents if type(t) is not Zero],
+                      f"jvp({name})", backend)
+    n = len(graph.out_avals)
+    p_out, t_it = outs[:n], iter(outs[n:])
+    t_out = [next(t_it) if nz else Zero(tangent_aval(a)) for a, nz in zip(graph.out_avals, out_nz)]
+    return p_out, t_out
+
+
+def _jit_batch(axis_size, args, dims, *, graph, name, backend):
+    from ..fx.prims.rules import moveaxis
+    vals = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims)]
+    bg, out_b = batch_graph(graph, axis_size, [d is not None for d in dims])
+    outs = bind_graph(bg, vals, f"vmap({name})", backend)
+    return outs, [0 if b else None for b in out_b]
+
+
+def _jit_partial_eval(trace, args, params):
+    graph, name, backend = params["graph"], params["name"], params["backend"]
+    unknowns = [trace.is_unknown(x) for x in args]
+    kg, ug, out_unknown, nres = partial_eval_graph(graph, unknowns)
+    known_args = [x for x, u in zip(args, unknowns) if not u]
+    kouts = trace.forward_known(jit_call_p, [*consts_to_inputs(kg)[1], *known_args],
+                                dict(graph=consts_to_inputs(kg)[0], name=name, backend=backend))
+    n_known = len(kouts) - nres
+    known_outs, residuals = kouts[:n_known], kouts[n_known:]
+    unknown_args = [x for x, u in zip(args, unknowns) if u]
+    atoms = [trace.to_atom(x) for x in list(residuals) + unknown_args]
+    uouts = trace.stage(jit_call_p, atoms, dict(graph=ug, name=name, backend=backend))
+    k_it, u_it = iter(known_outs), iter(uouts)
+    return [next(u_it) if u else next(k_it) for u in out_unknown]
+
+
+def _jit_transpose(cts, *args, graph, name, backend):
+    lin = [is_undefined(a) for a in args]
+    g = graph.graph
+    known_vars = [v for v, m in zip(g.inputs, lin) if not m]
+    lin_vars = [v for v, m in zip(g.inputs, lin) if m]
+    lg = Graph(known_vars, lin_vars, g.equations, g.outputs)
+    known_vals = [a for a, m in zip(args, lin) if not m]
+    ct_nz = [type(c) is not Zero for c in cts]
+    nk = len(known_vals)
+
+    def fun(*xs):
+        it = iter(xs[nk:])
+        full = [next(it) if nz else c for c, nz in zip(cts, ct_nz)]
+        res = backward_pass(lg, list(xs[:nk]), full)
+        return [instantiate(r) for r in res]
+
+    in_avals = [get_aval(a) for a in known_vals] + [get_aval(c) for c, nz in zip(cts, ct_nz) if nz]
+    tg = trace_flat(fun, in_avals)
+    outs = bind_graph(tg, known_vals + [c for c, nz in zip(cts, ct_nz) if nz],
+                      f"transpose({name})", backend)
+    it = iter(outs)
+    return [next(it) if m else None for m in lin]
+
+
+jit_call_p.abstract_eval = _jit_abstract
+jit_call_p.impl = _jit_impl
+jit_call_p.jvp = _jit_jvp
+jit_call_p.batch = _jit_batch
+jit_call_p.partial_eval = _jit_partial_eval
+jit_call_p.transpose = _jit_transpose
+
+
+# --- the user-facing wrapper ---------------------------------------------------------
+
+def _to_operand(x):
+    """Flattened jit arguments: arrays pass through; Python scalars become weakly
+    typed rank-0 numpy values; numpy arrays keep their dtype."""
+    from ..array import Array
+    if isinstance(x, (Array, Tracer)):
+        return x, x.aval
+    t = type(x)
+    if t is bool or t is int or t is float or t is complex:
+        a = get_aval(x)
+        return np.asarray(x, dtype=a.dtype), a
+    if isinstance(x, (np.ndarray, np.generic)):
+        from ..numpy._core import asarray
+        y = asarray(x)
+        return y, y.aval
+    from .util import as_ember
+    y = as_ember(x)
+    return y, get_aval(y)
+
+
+class _Entry:
+    __slots__ = ("graph", "consts", "out_tree", "cacheable")
+
+
+class JitFunction:
+    """A jitted function: call it like the original.  See `jit`."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 backend=None):
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        self.fun = fun
+        self.static_argnums = tuple(static_argnums)
+        self.static_argnames = tuple(static_argnames)
+        self.donate_argnums = donate_argnums
+        self.backend = backend or "cpu"
+        self._cache: dict = {}
+        self._last_keys: dict = {}
+        self.compile_count = 0
+        functools.update_wrapper(self, fun, updated=())
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def _cache_size(self) -> int:
+        return len(self._cache)
+
+    def _signature(self, args, kwargs):
+        n = len(args)
+        nums = set()
+        for i in self.static_argnums:
+            if not -n <= i < n:
+                raise ValueError(f"jit: static_argnums={i} is out of range for a call with {n} "
+                                 f"positional arguments")
+            nums.add(i % n)
+        static = []
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in nums:
+                try:
+                    hash(a)
+                except TypeError:
+                    raise TypeError(f"jit: static argument {i} of type {type(a).__name__} is not "
+                                    f"hashable; static arguments must be hashable (use a tuple "
+                                    f"instead of a list, or pass arrays as non-static arguments)"
+                                    + (f"\n  at {user_source()}" if user_source() else "")) from None
+                static.append((i, a))
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in self.static_argnames:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise TypeError(f"jit: static argument {k!r} of type {type(v).__name__} is "
+                                    f"not hashable") from None
+                static.append((k, v))
+            else:
+                dyn_kwargs[k] = v
+        return tuple(static), dyn_args, dyn_kwargs, nums
+
+    def __call__(self, *args, **kwargs):
+        static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        ops, avals = [], []
+        for x in leaves:
+            o, a = _to_operand(x)
+            ops.append(o)
+            avals.append(a)
+        key = (in_tree, tuple(avals), static, self.backend)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._trace(args, static, nums, in_tree, avals)
+            if entry.cacheable:
+                self._cache[key] = entry
+            self._log_compile(key, in_tree, avals, static)
+        outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
+                               name=getattr(self.fun, "__name__", "fun"), backend=self.backend)
+        return tree_unflatten(entry.out_tree, outs)
+
+    def _trace(self, args, static, nums, in_tree, avals) -> _Entry:
+        n = len(args)
+        statics = dict(static)
+        box = []
+
+        def flat(*tracers):
+            dyn, kw = tree_unflatten(in_tree, tracers)
+            it = iter(dyn)
+            full = [statics[i] if i in nums else next(it) for i in range(n)]
+            kw = dict(kw)
+            for k in self.static_argnames:
+                if k in statics:
+                    kw[k] = statics[k]
+            out = self.fun(*full, **kw)
+            o_leaves, o_tree = tree_flatten(out)
+            box.append(o_tree)
+            return o_leaves
+
+        closed = trace_flat(flat, avals)
+        closed = optimize(closed)
+        g, consts = consts_to_inputs(closed)
+        e = _Entry()
+        e.graph, e.consts, e.out_tree = g, consts, box[0]
+        e.cacheable = not any(isinstance(c, Tracer) for c in consts)
+        self.compile_count += 1
+        return e
+
+    def _log_compile(self, key, in_tree, avals, static):
+        if not config.log_compiles():
+            return
+        name = getattr(self.fun, "__qualname__", "fun")
+        prev = self._last_keys.get(name)
+        if prev is None:
+            reason = "first call"
+        else:
+            p_tree, p_avals, p_static, _ = prev
+            diffs = []
+            if p_tree != in_tree:
+                diffs.append(f"argument structure changed: {p_tree} -> {in_tree}")
+            else:
+                for i, (a, b) in enumerate(zip(p_avals, avals)):
+                    if a != b:
+                        diffs.append(f"argument leaf {i}: {a.str_short()}{' weak' if a.weak_type else ''}"
+                                     f" -> {b.str_short()}{' weak' if b.weak_type else ''}")
+            if p_static != static:
+                diffs.append(f"static arguments changed: {p_static} -> {static}")
+            reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
+        self._last_keys[name] = key
+        print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
+              file=sys.stderr)
+
+    def lower(self, *args, **kwargs) -> ClosedGraph:
+        """The optimised graph that a call with these arguments runs."""
+        static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
+        leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+        avals = [_to_operand(x)[1] for x in leaves]
+        return self._trace(args, static, nums, in_tree, avals).graph
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+    """Compile `fun`: traced once per input signature (pytree structure, shapes,
+    dtypes, weak types, static arguments by value), then run as one program.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> @jit
+        ... def f(x):
+        ...     return enp.tanh(x) + 1.0
+        >>> f(enp.zeros(2)).tolist()
+        [1.0, 1.0]
+    """
+    if fun is None:
+        return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
+                             donate_argnums=donate_argnums, backend=backend)
+    return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)

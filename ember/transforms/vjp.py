@@ -1,0 +1,174 @@
+"""Reverse mode: `vjp`, `grad`, `value_and_grad` (linearize + transpose).
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> float(ember.grad(lambda x: x ** 3)(2.0))
+    12.0
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..fx.core import Zero, get_aval, user_source
+from ..fx.prims.rules import instantiate
+from ..tree import tree_flatten, tree_unflatten
+from .linearize import linearize_flat
+from .transpose import backward_pass
+from .util import as_ember, float0_zeros, normalize_argnums
+
+
+def vjp_flat(fun, primals, nonzeros=None):
+    """(outs, vjp_fn(cts) -> cotangents of the primals (Zero where none))."""
+    outs, lin, out_nz = linearize_flat(fun, primals, nonzeros)
+
+    def vjp_fn(cts):
+        res = backward_pass(lin.graph, lin.consts, cts)
+        it = iter(res)
+        nz = nonzeros or [True] * len(primals)
+        return [next(it) if n else Zero(_cot_aval(p)) for p, n in zip(primals, nz)]
+
+    vjp_fn.linear_graph = lin
+    return outs, vjp_fn
+
+
+def _cot_aval(x):
+    from ..fx.core import tangent_aval
+    return tangent_aval(get_aval(x))
+
+
+def _materialize(ct, primal):
+    if type(ct) is Zero:
+        if ct.aval.dtype == _dt.float0:
+            return float0_zeros(ct.aval)
+        return instantiate(ct)
+    return ct
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+    """Return (fun(*primals), vjp_fn) where vjp_fn(ct) = ct @ J for each primal.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> y, f_vjp = vjp(enp.sin, 0.0)
+        >>> float(f_vjp(1.0)[0])
+        1.0
+    """
+    p_leaves, p_tree = tree_flatten(tuple(primals))
+    p_leaves = [as_ember(x) for x in p_leaves]
+    box = []
+
+    def flat(*xs):
+        out = fun(*tree_unflatten(p_tree, xs))
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
+            out, aux = out
+            box.append(aux)
+        leaves, tree = tree_flatten(out)
+        box.insert(0, tree)
+        return leaves
+
+    outs, f = vjp_flat(flat, p_leaves)
+    out_tree = box[0]
+    out_avals = [get_aval(o) for o in outs]
+
+    def vjp_fn(ct):
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree:
+            raise TypeError(f"vjp: cotangent structure {ct_tree} does not match the output "
+                            f"structure {out_tree}")
+        cts = []
+        for c, a in zip(ct_leaves, out_avals):
+            ca = get_aval(c)
+            if ca.shape != a.shape:
+                raise TypeError(f"vjp: cotangent shape {ca.shape} does not match output shape {a.shape}")
+            cts.append(as_ember(c, a.dtype) if _dt.is_inexact(a.dtype) else Zero(_cot_aval(c)))
+        res = f(cts)
+        return tree_unflatten(p_tree, [_materialize(r, p) for r, p in zip(res, p_leaves)])
+
+    res = (tree_unflatten(out_tree, outs), vjp_fn)
+    return res + (box[1],) if has_aux else res
+
+
+def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """Return a function computing (fun(*args), gradient w.r.t. args[argnums]).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, g = value_and_grad(lambda x: enp.sum(x * x))(enp.asarray([1.0, 2.0]))
+        >>> g.tolist()
+        [2.0, 4.0]
+    """
+    @functools.wraps(fun, updated=())
+    def wrapped(*args, **kwargs):
+        single, nums = normalize_argnums(argnums, len(args))
+        diff = [args[i] for i in nums]
+        leaves, tree = tree_flatten(tuple(diff))
+        leaves = [as_ember(x) for x in leaves]
+        for x in leaves:
+            d = get_aval(x).dtype
+            if not _dt.is_inexact(d) and not allow_int:
+                raise TypeError(
+                    f"grad requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of floating), but got {d}. If you want to use integer-valued "
+                    f"inputs, pass allow_int=True (they get float0 zero gradients) or use "
+                    f"argnums to skip them." + (f"\n  at {user_source()}" if user_source() else ""))
+        aux_box = []
+
+        def flat(*xs):
+            new_args = list(args)
+            for i, v in zip(nums, tree_unflatten(tree, xs)):
+                new_args[i] = v
+            out = fun(*new_args, **kwargs)
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
+                out, aux = out
+                aux_box.append(aux)
+            out_leaves, out_tree = tree_flatten(out)
+            if len(out_leaves) != 1:
+                raise TypeError(f"grad requires a scalar output, got a pytree with {len(out_leaves)} "
+                                f"leaves; use vjp or jacrev for non-scalar outputs")
+            a = get_aval(out_leaves[0])
+            if a.shape != ():
+                raise TypeError(f"grad requires a scalar (shape ()) output, got shape {a.shape}; "
+                                f"reduce it (e.g. .sum()) or use vjp/jacrev"
+                                + (f"\n  at {user_source()}" if user_source() else ""))
+            if not _dt.is_inexact(a.dtype):
+                raise TypeError(f"grad requires a real- or complex-valued output, got {a.dtype}")
+            return out_leaves
+
+        outs, f = vjp_flat(flat, leaves)
+        one = np.ones((), dtype=get_aval(outs[0]).dtype)
+        cts = f([one])
+        grads = tree_unflatten(tree, [_materialize(c, p) for c, p in zip(cts, leaves)])
+        g = grads[0] if single else grads
+        val = outs[0]
+        if has_aux:
+            return (val, aux_box[0]), g
+        return val, g
+
+    return wrapped
+
+
+def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+    """Gradient of a scalar function w.r.t. args[argnums] (an int or tuple of ints).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> float(grad(enp.tanh)(0.0))
+        1.0
+    """
+    vg = value_and_grad(fun, argnums=argnums, has_aux=has_aux, allow_int=allow_int)
+
+    @functools.wraps(fun, updated=())
+    def wrapped(*args, **kwargs):
+        (val_or_pair), g = vg(*args, **kwargs)
+        if has_aux:
+            return g, val_or_pair[1]
+        return g
+
+    return wrapped
