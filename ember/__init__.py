@@ -23,3 +23,7 @@ from . import testing  # noqa: F401,E402
 from .transforms.jacobians import jacfwd, jacrev, hessian  # noqa: F401,E402
 from .transforms.control_flow import cond, switch, scan, while_loop, fori_loop  # noqa: F401,E402
 from .transforms.control_flow import map  # noqa: F401,E402,A004
+from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401,E402
+from .transforms.checkpoint import (checkpoint, remat, checkpoint_name, saved_residuals,  # noqa: F401,E402
+                                    nothing_saveable, everything_saveable, dots_saveable,
+                                    save_only_these_names)

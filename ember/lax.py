@@ -12,5 +12,28 @@ Example:
 from .fx.prims.elementwise import *  # noqa: F401,F403
 from .fx.prims.elementwise import (abs, add, max, min, pow, round, complex)  # noqa: F401
 from .fx.prims.convert import bitcast_convert_type, convert_element_type  # noqa: F401
-from .fx.prims.shape import *  # noqa: F401,F403
-from .fx.prims.reduce import *  # noqa: F401,F403
+from .fx.prims.shape import (  # noqa: F401
+    broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, pad, concatenate, slice,
+    dynamic_slice, dynamic_update_slice, iota, slice_in_dim, index_in_dim, dynamic_slice_in_dim,
+    dynamic_index_in_dim, dynamic_update_slice_in_dim, dynamic_update_index_in_dim)
+from .fx.prims.indexing import (  # noqa: F401
+    GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_mul,
+    scatter_min, scatter_max)
+from .fx.prims.reduce import (argmax, argmax_p, argmin, argmin_p, reduce_and, reduce_and_p,  # noqa: F401
+                              reduce_max, reduce_max_p, reduce_min, reduce_min_p, reduce_or,
+                              reduce_or_p, reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p,
+                              reduce_xor, reduce_xor_p)
+from .fx.prims.cumulative import (cumlogsumexp, cumlogsumexp_p, cummax, cummax_p, cummin,  # noqa: F401
+                                  cummin_p, cumprod, cumprod_p, cumsum, cumsum_p)
+from .fx.prims.sort import sort, sort_key_val, sort_p, top_k, top_k_p  # noqa: F401
+from .fx.prims.contraction import batch_matmul, dot, dot_general, dot_general_p  # noqa: F401
+from .fx.prims.conv import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: F401
+                            conv_general_dilated, conv_general_dilated_p, conv_transpose)
+from .fx.prims.window import (padtype_to_pads, reduce_window_max, reduce_window_max_p,  # noqa: F401
+                              reduce_window_min, reduce_window_min_p, reduce_window_sum,
+                              reduce_window_sum_p, select_and_gather_add,
+                              select_and_gather_add_p, select_and_scatter_add,
+                              select_and_scatter_add_p)
+from .transforms.control_flow import cond, switch, scan, while_loop, fori_loop, map  # noqa: F401,E402
+from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
+from . import lax_linalg as linalg  # noqa: F401,E402

@@ -33,15 +33,23 @@ def _std_basis(leaves):
     return out, sizes
 
 
+def _rows(x, start, stop):
+    """x[start:stop] along axis 0, as a static slice primitive."""
+    from ..fx.prims.shape import slice as _slice
+    a = get_aval(x)
+    if (start, stop) == (0, a.shape[0]):
+        return x
+    return _slice(x, (start,) + (0,) * (a.ndim - 1), (stop,) + a.shape[1:])
+
+
 def _out_in_blocks(col, sizes, in_leaves, out_aval):
     """Split a (N, *out_shape) block of a forward Jacobian into out_shape + in_shape blocks."""
-    from ..fx.prims.shape import transpose
-    from ..numpy import reshape
+    from ..fx.prims.shape import reshape, transpose
     blocks, off = [], 0
     n_out = len(out_aval.shape)
     for x, s in zip(in_leaves, sizes):
         xa = get_aval(x)
-        blk = reshape(col[off:off + s], xa.shape + out_aval.shape)
+        blk = reshape(_rows(col, off, off + s), xa.shape + out_aval.shape)
         perm = tuple(range(xa.ndim, xa.ndim + n_out)) + tuple(range(xa.ndim))
         blocks.append(transpose(blk, perm))
         off += s
@@ -140,12 +148,12 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
             return f_vjp(list(cts))
 
         rows = vmap(pull)(*basis)  # per input leaf: (N_out, *in_shape)
-        from ..numpy import reshape
+        from ..fx.prims.shape import reshape
         result = []
         off = 0
         for o, s in zip(out_leaves, sizes):
             oa = get_aval(o)
-            blocks = [reshape(r[off:off + s], oa.shape + get_aval(x).shape) for r, x in zip(rows, leaves)]
+            blocks = [reshape(_rows(r, off, off + s), oa.shape + get_aval(x).shape) for r, x in zip(rows, leaves)]
             result.append(tree_unflatten(in_tree, blocks))
             off += s
         jac = tree_unflatten(out_tree, result)

@@ -1,0 +1,320 @@
+"""`custom_jvp` and `custom_vjp`: user-defined derivative rules.
+
+Both are primitives whose params carry the traced function and the user's
+rules, so they compose with vmap (the rules are vmapped too), jit (they are
+staged as they are) and higher-order differentiation (the rules are ordinary
+ember code, differentiated by the outer transform).
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> @ember.custom_jvp
+    ... def f(x):
+    ...     return enp.sin(x)
+    >>> @f.defjvp
+    ... def f_jvp(primals, tangents):
+    ...     (x,), (t,) = primals, tangents
+    ...     return f(x), 2.0 * t
+    >>> float(ember.grad(f)(0.0))
+    2.0
+"""
+from __future__ import annotations
+
+import functools
+
+from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
+from ..fx.interpreter import run_graph_numpy
+from ..fx.ir import eval_graph
+from ..fx.prims.rules import bdim_to_front, instantiate
+from ..fx.staging import consts_to_inputs, trace_flat
+from ..tree import tree_flatten, tree_unflatten
+from .batching import batch_graph, vmap
+from .util import as_ember
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+
+
+def _call_abstract(*avals, call, **_):
+    return list(call.out_avals)
+
+
+def _call_impl(*vals, call, **_):
+    return run_graph_numpy(call.graph, [], vals)
+
+
+def _split_nondiff(args, nondiff_argnums):
+    nondiff = {i: args[i] for i in nondiff_argnums}
+    diff = [a for i, a in enumerate(args) if i not in nondiff]
+    return nondiff, diff
+
+
+def _merge(nondiff, diff, n):
+    it = iter(diff)
+    return [nondiff[i] if i in nondiff else next(it) for i in range(n)]
+
+
+def _trace_call(fun, leaves, tree):
+    box = []
+
+    def flat(*xs):
+        out = fun(*tree_unflatten(tree, list(xs)))
+        o, t = tree_flatten(out)
+        box.append(t)
+        return o
+
+    closed = trace_flat(flat, [get_aval(x) for x in leaves])
+    g, consts = consts_to_inputs(closed)
+    return g, consts, box[0]
+
+
+# --- custom_jvp ------------------------------------------------------------------------
+
+class custom_jvp:
+    """Decorate a function to give it a custom JVP rule (see `defjvp`, `defjvps`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> @custom_jvp
+        ... def safe_log1p(x):
+        ...     return enp.log1p(x)
+        >>> safe_log1p.defjvps(lambda t, ans, x: t / (1.0 + x))
+        >>> float(safe_log1p(0.0))
+        0.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp = None
+        functools.update_wrapper(self, fun, updated=())
+
+    def defjvp(self, jvp, symbolic_zeros: bool = False):
+        """`jvp(primals, tangents) -> (primal_out, tangent_out)`, tuples of the args."""
+        self.jvp = jvp
+        return jvp
+
+    def defjvps(self, *fns):
+        """One function per argument: `fn(tangent, primal_out, *primals) -> contribution`."""
+        def jvp(primals, tangents):
+            ans = self.fun(*primals)
+            out = None
+            for fn, t in zip(fns, tangents):
+                if fn is None:
+                    continue
+                c = fn(t, ans, *primals)
+                out = c if out is None else out + c
+            return ans, out
+        self.jvp = jvp
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise AttributeError(f"custom_jvp function {self.__name__} has no JVP rule; "
+                                 f"define one with @{self.__name__}.defjvp")
+        n = len(args)
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, tree = tree_flatten(tuple(diff))
+        leaves = [as_ember(x) for x in leaves]
+        fun = lambda *d: self.fun(*_merge(nondiff, d, n))  # noqa: E731
+        g, consts, out_tree = _trace_call(fun, leaves, tree)
+        user_jvp = self.jvp
+
+        def jvp_flat(primals, tangents):
+            ps = tree_unflatten(tree, list(primals))
+            ts = tree_unflatten(tree, list(tangents))
+            nd_vals = [nondiff[i] for i in sorted(nondiff)]
+            out, tout = user_jvp(*nd_vals, tuple(ps), tuple(ts)) if nondiff else user_jvp(tuple(ps), tuple(ts))
+            o, ot = tree_flatten(out)
+            t, tt = tree_flatten(tout)
+            if ot != out_tree or tt != out_tree:
+                raise TypeError(f"custom_jvp rule of {self.__name__} must return (primal_out, "
+                                f"tangent_out) matching the function's output structure {out_tree}; "
+                                f"got {ot} and {tt}")
+            return o, t
+
+        outs = custom_jvp_call_p.bind(*consts, *leaves, call=g,
+                                      jvp=jvp_flat, num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+def _custom_jvp_jvp(primals, tangents, *, call, jvp, num_consts):
+    consts, ps = primals[:num_consts], primals[num_consts:]
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        # Closed-over values with tangents: differentiate the traced function itself.
+        from .jvp import jvp_graph
+        nz = [type(t) is not Zero for t in tangents]
+        jg, out_nz = jvp_graph(call, nz, instantiate_out=True)
+        outs = eval_graph(jg.graph, jg.consts, *primals, *[t for t in tangents if type(t) is not Zero])
+        n = len(call.out_avals)
+        return outs[:n], outs[n:]
+    ts = [instantiate(t) for t in tangents[num_consts:]]
+    out, tout = jvp(list(ps), ts)
+    return out, [as_ember(t) for t in tout]
+
+
+def _custom_jvp_batch(axis_size, args, dims, *, call, jvp, num_consts):
+    vals = [x if d is None else bdim_to_front(x, d, axis_size) for x, d in zip(args, dims)]
+    in_b = [d is not None for d in dims]
+    n_out = len(call.out_avals)
+    bg, _ = batch_graph(call, axis_size, in_b, [True] * n_out)
+    bg, extra = consts_to_inputs(bg)
+    p_axes = [0 if b else None for b in in_b[num_consts:]]
+
+    def bjvp(primals, tangents):
+        # a tangent is batched exactly when its primal is
+        return vmap(lambda ps, ts: jvp(list(ps), list(ts)), in_axes=(list(p_axes), list(p_axes)),
+                    axis_size=axis_size)(list(primals), list(tangents))
+
+    outs = custom_jvp_call_p.bind(*extra, *vals, call=bg, jvp=bjvp, num_consts=len(extra) + num_consts)
+    return outs, [0] * n_out
+
+
+custom_jvp_call_p.abstract_eval = _call_abstract
+custom_jvp_call_p.impl = _call_impl
+custom_jvp_call_p.jvp = _custom_jvp_jvp
+custom_jvp_call_p.batch = _custom_jvp_batch
+custom_jvp_call_p.not_applicable.add("transpose")
+
+
+# --- custom_vjp ------------------------------------------------------------------------
+
+class custom_vjp:
+    """Decorate a function to give it a custom VJP (see `defvjp`).
+
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> @custom_vjp
+        ... def clip_grad(x):
+        ...     return x
+        >>> clip_grad.defvjp(lambda x: (x, None), lambda res, g: (enp.clip(g, -1.0, 1.0),))
+        >>> float(ember.grad(lambda x: 5.0 * clip_grad(x))(2.0))
+        1.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = None
+        self.bwd = None
+        functools.update_wrapper(self, fun, updated=())
+
+    def defvjp(self, fwd, bwd):
+        """`fwd(*args) -> (out, residuals)`; `bwd(residuals, ct) -> tuple of input cotangents`
+        (with nondiff_argnums, `bwd(*nondiff_args, residuals, ct)`)."""
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(f"custom_vjp function {self.__name__} has no rule; define one "
+                                 f"with {self.__name__}.defvjp(fwd, bwd)")
+        n = len(args)
+        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
+        leaves, tree = tree_flatten(tuple(diff))
+        leaves = [as_ember(x) for x in leaves]
+        fun = lambda *d: self.fun(*_merge(nondiff, d, n))  # noqa: E731
+        g, consts, out_tree = _trace_call(fun, leaves, tree)
+        user_fwd, user_bwd, name = self.fwd, self.bwd, self.__name__
+        nd_vals = [nondiff[i] for i in sorted(nondiff)]
+        in_avals = [get_aval(x) for x in leaves]
+
+        def fwd_flat(primals):
+            out, res = user_fwd(*_merge(nondiff, tree_unflatten(tree, list(primals)), n))
+            o, ot = tree_flatten(out)
+            if ot != out_tree:
+                raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals) with the "
+                                f"output structured like the function's ({out_tree}), got {ot}")
+            r, rt = tree_flatten(res)
+            return o, [as_ember(x) for x in r], rt
+
+        def bwd_flat(res_tree, res, cts):
+            r = tree_unflatten(res_tree, list(res))
+            ct = tree_unflatten(out_tree, list(cts))
+            got = user_bwd(*nd_vals, r, ct)
+            if not isinstance(got, tuple):
+                raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one cotangent "
+                                f"per differentiable argument, got {type(got).__name__}")
+            if len(got) != len(diff):
+                raise TypeError(f"custom_vjp bwd of {name} returned {len(got)} cotangents for "
+                                f"{len(diff)} differentiable arguments")
+            flat = []
+            for arg, c in zip(diff, got):
+                a_leaves, a_tree = tree_flatten(arg)
+                if c is None:
+                    flat.extend(Zero(tangent_aval(get_aval(as_ember(x)))) for x in a_leaves)
+                    continue
+                c_leaves, c_tree = tree_flatten(c)
+                if c_tree != a_tree:
+                    raise TypeError(f"custom_vjp bwd of {name}: cotangent structure {c_tree} does not "
+                                    f"match the argument's {a_tree}")
+                flat.extend(c_leaves)
+            return [c if type(c) is Zero else as_ember(c, a.dtype) for c, a in zip(flat, in_avals)]
+
+        outs = custom_vjp_call_p.bind(*consts, *leaves, call=g, fwd=fwd_flat, bwd=bwd_flat,
+                                      num_consts=len(consts))
+        return tree_unflatten(out_tree, outs)
+
+
+def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts):
+    consts, ps = primals[:num_consts], primals[num_consts:]
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise TypeError("custom_vjp functions cannot close over values that are being "
+                        "differentiated; pass them as explicit arguments")
+    out, res, res_tree = fwd(list(ps))
+    t_in = [instantiate(t) for t in tangents[num_consts:]]
+    t_out = custom_lin_p.bind(*res, *t_in, num_res=len(res), bwd=bwd, res_tree=res_tree,
+                              out_avals=tuple(tangent_aval(get_aval(o)) for o in out))
+    return out, t_out
+
+
+def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts):
+    vals = [bdim_to_front(x, d, axis_size) for x, d in zip(args, dims)]
+    n_out = len(call.out_avals)
+    bg, _ = batch_graph(call, axis_size, [True] * len(vals), [True] * n_out)
+    bg, extra = consts_to_inputs(bg)
+    box = []
+
+    def bfwd(primals):
+        def one(ps):
+            out, res, rt = fwd(list(ps))
+            box.append(rt)
+            return out, res
+        out, res = vmap(one)(list(primals))
+        return out, res, box[-1]
+
+    def bbwd(res_tree, res, cts):
+        def one(r, c):
+            return [instantiate(x) for x in bwd(res_tree, r, c)]
+        return vmap(one)(list(res), [instantiate(c) for c in cts])
+
+    outs = custom_vjp_call_p.bind(*extra, *vals, call=bg, fwd=bfwd, bwd=bbwd,
+                                  num_consts=len(extra) + num_consts)
+    return outs, [0] * n_out
+
+
+custom_vjp_call_p.abstract_eval = _call_abstract
+custom_vjp_call_p.impl = _call_impl
+custom_vjp_call_p.jvp = _custom_vjp_jvp
+custom_vjp_call_p.batch = _custom_vjp_batch
+custom_vjp_call_p.not_applicable.add("transpose")
+
+
+def _lin_abstract(*avals, num_res, bwd, res_tree, out_avals):
+    return list(out_avals)
+
+
+def _lin_impl(*vals, num_res, bwd, res_tree, out_avals):
+    raise TypeError("forward-mode differentiation (jvp/jacfwd) of a custom_vjp function is not "
+                    "supported: it only defines a VJP. Use jacrev/grad, or define a custom_jvp.")
+
+
+def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals):
+    res = args[:num_res]
+    cts = [instantiate(c) for c in cts]
+    got = bwd(res_tree, list(res), cts)
+    return [None] * num_res + list(got)
+
+
+custom_lin_p.abstract_eval = _lin_abstract
+custom_lin_p.impl = _lin_impl
+custom_lin_p.transpose = _lin_transpose
+custom_lin_p.not_applicable.update({"jvp", "batch"})
