@@ -27,3 +27,5 @@ from .transforms.custom_derivatives import custom_jvp, custom_vjp  # noqa: F401,
 from .transforms.checkpoint import (checkpoint, remat, checkpoint_name, saved_residuals,  # noqa: F401,E402
                                     nothing_saveable, everything_saveable, dots_saveable,
                                     save_only_these_names)
+from .transforms.misc import stop_gradient, eval_shape  # noqa: F401,E402
+from .api_device import devices, device_put, default_device  # noqa: F401,E402

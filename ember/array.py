@@ -184,11 +184,14 @@ class Array(ArrayOps):
 
 
 def _rebuild(value, weak):
-    return wrap_buffer(value, None, weak)
+    return wrap_buffer(value, None, AbstractArray(value.shape, _dt.canonicalize(value.dtype), weak))
 
 
-def wrap_buffer(buf, device: Device | None = None, weak: bool = False) -> Array:
-    """Wrap a backend buffer (numpy on CPU) as an Array without copying."""
+def wrap_buffer(buf, device: Device | None = None, aval: AbstractArray | None = None) -> Array:
+    """Wrap a backend buffer (numpy on CPU) as an Array without copying.
+
+    `aval`, when given, is the buffer's abstract value (with its weak type).
+    """
     a = object.__new__(Array)
     if device is None or device.platform == "cpu":
         if type(buf) is not np.ndarray:
@@ -197,6 +200,6 @@ def wrap_buffer(buf, device: Device | None = None, weak: bool = False) -> Array:
             buf.flags.writeable = False
         device = device or cpu_device()
     a._value = buf
-    a._aval = AbstractArray(buf.shape, _dt.canonicalize(buf.dtype), True) if weak else None
+    a._aval = aval
     a._device = device
     return a

@@ -193,7 +193,9 @@ def promote(dtypes, weak_flags) -> tuple[np.dtype, bool]:
     n = nodes[0]
     for m in nodes[1:]:
         n = _join(n, m)
-    res = (_WEAK_DEFAULT.get(n, n), all(weak_flags))
+    # Mixed signed/unsigned 64-bit ints meet at the weak float node: the result is
+    # a weakly typed default float, which keeps promotion associative (JAX does the same).
+    res = (_WEAK_DEFAULT.get(n, n), all(weak_flags) or n in _WEAK_DEFAULT)
     _promote_cache[key] = res
     return res
 

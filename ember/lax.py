@@ -19,12 +19,13 @@ from .fx.prims.shape import (  # noqa: F401
 from .fx.prims.indexing import (  # noqa: F401
     GatherDimensionNumbers, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_mul,
     scatter_min, scatter_max)
-from .fx.prims.reduce import (argmax, argmax_p, argmin, argmin_p, reduce_and, reduce_and_p,  # noqa: F401
-                              reduce_max, reduce_max_p, reduce_min, reduce_min_p, reduce_or,
-                              reduce_or_p, reduce_prod, reduce_prod_p, reduce_sum, reduce_sum_p,
-                              reduce_xor, reduce_xor_p)
-from .fx.prims.cumulative import (cumlogsumexp, cumlogsumexp_p, cummax, cummax_p, cummin,  # noqa: F401
-                                  cummin_p, cumprod, cumprod_p, cumsum, cumsum_p)
+from .fx.prims.reduce import (  # noqa: F401
+    argmax, argmax_p, argmin, argmin_p, reduce_and, reduce_and_p, reduce_max, reduce_max_p,
+    reduce_min, reduce_min_p, reduce_or, reduce_or_p, reduce_prod, reduce_prod_p, reduce_sum,
+    reduce_sum_p, reduce_xor, reduce_xor_p)
+from .fx.prims.cumulative import (  # noqa: F401
+    cumlogsumexp, cumlogsumexp_p, cummax, cummax_p, cummin, cummin_p, cumprod, cumprod_p, cumsum,
+    cumsum_p)
 from .fx.prims.sort import sort, sort_key_val, sort_p, top_k, top_k_p  # noqa: F401
 from .fx.prims.contraction import batch_matmul, dot, dot_general, dot_general_p  # noqa: F401
 from .fx.prims.conv import (ConvDimensionNumbers, conv_dimension_numbers,  # noqa: F401

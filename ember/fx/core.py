@@ -73,6 +73,9 @@ def shape_error(op: str, msg: str) -> TypeError:
 
 # --- abstract values -----------------------------------------------------------
 
+_CANONICAL = {d: d for d in _dt.ALL_DTYPES + (_dt.float0,)}
+
+
 class AbstractArray:
     """The type of every value: shape, dtype, and whether the dtype is weak.
 
@@ -83,9 +86,9 @@ class AbstractArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type: bool = False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = dtype if isinstance(dtype, np.dtype) and dtype in _dt.ALL_DTYPES else (
-            _dt.float0 if dtype is _dt.float0 else _dt.canonicalize(dtype))
+        self.shape = shape if type(shape) is tuple else tuple(int(d) for d in shape)
+        d = _CANONICAL.get(dtype) if isinstance(dtype, np.dtype) else None
+        self.dtype = d if d is not None else _dt.canonicalize(dtype)
         self.weak_type = bool(weak_type)
         self._hash = None
 
@@ -114,7 +117,7 @@ class AbstractArray:
 
     def __hash__(self):
         if self._hash is None:
-            self._hash = hash((self.shape, str(self.dtype), self.weak_type))
+            self._hash = hash((self.shape, self.dtype, self.weak_type))
         return self._hash
 
     def str_short(self) -> str:
@@ -136,10 +139,18 @@ def get_aval(x) -> AbstractArray:
     if t is bool or t is int or t is float or t is complex:
         d, w = _dt.dtype_and_weak(x)
         return AbstractArray((), d, w)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return AbstractArray(np.shape(x), _dt.canonicalize(x.dtype))
+    if isinstance(x, np.generic):
+        a = _SCALAR_AVALS.get(x.dtype)
+        if a is None:
+            a = _SCALAR_AVALS[x.dtype] = AbstractArray((), x.dtype)
+        return a
+    if isinstance(x, np.ndarray):
+        return AbstractArray(x.shape, x.dtype)
     raise TypeError(f"{type(x).__name__} is not a valid ember value; "
                     f"expected an ember Array, a numpy array or a Python scalar")
+
+
+_SCALAR_AVALS: dict = {}
 
 
 def is_scalar_literal(x) -> bool:
@@ -270,32 +281,80 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        from ..array import Array, wrap_buffer
-        vals = []
+        Array, wrap_buffer = _array_types()
+        vals, avals = [], []
         device = None
         for x in args:
             if type(x) is Array:
                 vals.append(x._value)
+                avals.append(x.aval)
                 if device is None:
                     device = x._device
             elif isinstance(x, Tracer):
                 raise leaked_tracer_error(x, prim)
             else:
                 vals.append(x)
+                avals.append(get_aval(x))
+        out_aval = _eager_abstract_eval(prim, avals, params)
         if device is None or device.platform == "cpu":
-            if prim.impl is None:
-                raise NotImplementedError(f"primitive {prim.name} has no reference implementation")
             try:
                 out = prim.impl(*vals, **params)
             except (ValueError, IndexError) as e:
-                # Validate abstractly for a clear error; fall back to the raw message.
-                if prim.abstract_eval is not None:
-                    prim.abstract_eval(*[get_aval(x) for x in args], **params)
                 raise type(e)(f"{prim.name}: {e}{_where()}") from None
-            if prim.multiple_results:
-                return [wrap_buffer(o, device) for o in out]
-            return wrap_buffer(out, device)
-        return device.backend.execute(prim, vals, params, device)
+        else:
+            out = device.backend.execute(prim, vals, params, device)
+        if prim.multiple_results:
+            return [wrap_buffer(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
+        return wrap_buffer(_checked(prim, out, out_aval), device, out_aval)
+
+
+def _checked(prim, out, aval):
+    """The impl's result must be what abstract_eval promised: a mismatch is an
+    ember bug, reported as such rather than returned as a silently wrong value."""
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if out.shape != aval.shape or (out.dtype != aval.dtype and aval.dtype != _dt.float0):
+        raise AssertionError(f"internal error in ember: the implementation of {prim.name} returned "
+                             f"{out.dtype}{list(out.shape)} but its abstract evaluation says {aval}")
+    return out
+
+
+# Eager ops validate through abstract_eval exactly as staged ones do (so a bad
+# call fails the same way in both modes and result avals keep weak types); the
+# result is memoised per (primitive, input avals, params), so the steady-state
+# cost is one dict lookup.
+_EAGER_AVALS: dict = {}
+
+
+def _eager_abstract_eval(prim, avals, params):
+    try:
+        key = (prim, tuple(avals), tuple(params.items()) if params else ())
+        hit = _EAGER_AVALS.get(key)
+    except TypeError:  # unhashable params: validate without memoising
+        key, hit = None, None
+    if hit is None:
+        if prim.abstract_eval is None or prim.impl is None:
+            raise NotImplementedError(f"primitive {prim.name} cannot run eagerly: it has no "
+                                      f"abstract evaluation or reference implementation")
+        hit = prim.abstract_eval(*avals, **params)
+        if key is not None:
+            if len(_EAGER_AVALS) > 100_000:
+                _EAGER_AVALS.clear()
+            _EAGER_AVALS[key] = hit
+    return hit
+
+
+_ARRAY_TYPES = None
+
+
+def _array_types():
+    # Imported lazily (array.py imports this module) and cached: an import
+    # statement on the eager hot path costs about a microsecond per primitive.
+    global _ARRAY_TYPES
+    if _ARRAY_TYPES is None:
+        from ..array import Array, wrap_buffer
+        _ARRAY_TYPES = (Array, wrap_buffer)
+    return _ARRAY_TYPES
 
 
 def leaked_tracer_error(t: "Tracer", prim=None) -> UnexpectedTracerError:

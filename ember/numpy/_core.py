@@ -139,12 +139,53 @@ def broadcast_to(x, shape):
     return _sh.broadcast_in_dim(x, shape, dims)
 
 
+_KIND_RANK = {d: {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[_dt.kind(d)] for d in _dt.ALL_DTYPES}
+_PY_RANK = {bool: 0, int: 1, float: 2, complex: 3}
+
+
+def _scalar_as(op, v, dtype):
+    """A Python scalar as a rank-0 numpy value of `dtype` (weak typing: it adopts the dtype)."""
+    try:
+        return np.array(v, dtype=dtype)[()]
+    except OverflowError:
+        raise OverflowError(f"{op}: Python scalar {v!r} is out of range for dtype {dtype}; "
+                            f"convert the array to a wider dtype first") from None
+
+
 def promote_args(op: str, *args, to_inexact: bool = False):
     """Promote dtypes and broadcast shapes of the operands of an elementwise op.
 
     Python scalars stay rank-0 numpy scalars (the IR broadcasts rank-0 operands),
     so `x + 1` binds `add x 1` without materialising a broadcast.
     """
+    if len(args) == 2:
+        # Fast paths for the common `array op scalar` and `array op same-typed array`.
+        x, y = args
+        ry = _PY_RANK.get(type(y))
+        if ry is not None:
+            ax = getattr(x, "aval", None)
+            if ax is not None and not ax.weak_type:
+                rx = _KIND_RANK.get(ax.dtype, -1)
+                if rx >= ry and (rx >= 2 or not to_inexact):
+                    return [x, _scalar_as(op, y, ax.dtype)]
+        else:
+            rx = _PY_RANK.get(type(x))
+            ay = getattr(y, "aval", None)
+            if rx is not None:
+                if ay is not None and not ay.weak_type:
+                    ry = _KIND_RANK.get(ay.dtype, -1)
+                    if ry >= rx and (ry >= 2 or not to_inexact):
+                        return [_scalar_as(op, x, ay.dtype), y]
+            elif ay is not None:
+                ax = getattr(x, "aval", None)
+                if (ax is not None and ax.dtype == ay.dtype and ax.shape == ay.shape
+                        and ax.weak_type == ay.weak_type
+                        and (not to_inexact or _KIND_RANK.get(ax.dtype, 0) >= 2)):
+                    return [x, y]
+    return _promote_general(op, args, to_inexact)
+
+
+def _promote_general(op, args, to_inexact):
     dts, weak, avals = [], [], []
     for a in args:
         av = get_aval(a)
@@ -153,10 +194,7 @@ def promote_args(op: str, *args, to_inexact: bool = False):
         weak.append(av.weak_type)
     dtype, _ = _dt.promote(dts, weak)
     if to_inexact and not _dt.is_inexact(dtype):
-        dtype = _dt.default_float if all(weak) or not any(d in (_dt.int64, _dt.uint64, _dt.uint32) for d in dts) \
-            else _dt.float64
-        if any(d in (_dt.int64, _dt.uint64) for d, w in zip(dts, weak) if not w):
-            dtype = _dt.float64
+        dtype = inexact_for(dts, weak)
     shapes = [av.shape for av in avals]
     nonscalar = [s for s in shapes if s]
     if nonscalar and any(s != nonscalar[0] for s in nonscalar):
@@ -167,7 +205,7 @@ def promote_args(op: str, *args, to_inexact: bool = False):
     for a, av in zip(args, avals):
         t = type(a)
         if t in _PY_SCALARS:
-            out.append(np.array(a, dtype=dtype)[()] if dtype.kind != "V" else a)
+            out.append(_scalar_as(op, a, dtype))
             continue
         if av.dtype != dtype:
             a = _cv.convert_element_type(a, dtype)
@@ -177,6 +215,17 @@ def promote_args(op: str, *args, to_inexact: bool = False):
             a = a[()]
         out.append(a)
     return out
+
+
+def inexact_for(dts, weak=None) -> np.dtype:
+    """The floating dtype that integer/bool operands go to in float-only functions:
+    float64 when a strong 64-bit (or uint32) integer is involved, else float32."""
+    if weak is None:
+        weak = [False] * len(dts)
+    for d, w in zip(dts, weak):
+        if not w and d in (_dt.int64, _dt.uint64, _dt.uint32):
+            return _dt.float64
+    return _dt.default_float
 
 
 def ensure_array(x):

@@ -28,9 +28,9 @@ def test_promotion_table_symmetric(a, b, c):
 @given(st.sampled_from(dt.ALL_DTYPES), st.sampled_from(dt.ALL_DTYPES), st.sampled_from(dt.ALL_DTYPES))
 @settings(max_examples=60, deadline=None)
 def test_promotion_is_associative(a, b, c):
-    ab = dt.promote([a, b], [False, False])[0]
-    bc = dt.promote([b, c], [False, False])[0]
-    assert dt.promote([ab, c], [False, False])[0] == dt.promote([a, bc], [False, False])[0]
+    ab, ab_weak = dt.promote([a, b], [False, False])
+    bc, bc_weak = dt.promote([b, c], [False, False])
+    assert dt.promote([ab, c], [ab_weak, False])[0] == dt.promote([a, bc], [False, bc_weak])[0]
 
 
 def test_weak_scalars_keep_array_dtype():

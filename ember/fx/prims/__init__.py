@@ -1,3 +1,7 @@
 """The primitive families.  Importing this package registers every primitive."""
 from . import rules  # noqa: F401
 from . import elementwise, convert, shape, reduce  # noqa: F401
+from . import cumulative, sort  # noqa: F401
+from . import contraction, conv, window  # noqa: F401
+from . import linalg, fft  # noqa: F401
+from . import indexing  # noqa: F401

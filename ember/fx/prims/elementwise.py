@@ -352,28 +352,42 @@ complex_p.impl = lambda x, y: np.asarray(np.asarray(x) + 1j * np.asarray(y)).ast
 defbroadcasting(complex_p)
 
 
-def add(x, y): return add_p.bind(x, y)
-def sub(x, y): return sub_p.bind(x, y)
-def mul(x, y): return mul_p.bind(x, y)
-def div(x, y): return div_p.bind(x, y)
-def rem(x, y): return rem_p.bind(x, y)
-def pow(x, y): return pow_p.bind(x, y)  # noqa: A001
-def max(x, y): return max_p.bind(x, y)  # noqa: A001
-def min(x, y): return min_p.bind(x, y)  # noqa: A001
-def atan2(x, y): return atan2_p.bind(x, y)
-def nextafter(x, y): return nextafter_p.bind(x, y)
-def bitwise_and(x, y): return and_p.bind(x, y)
-def bitwise_or(x, y): return or_p.bind(x, y)
-def bitwise_xor(x, y): return xor_p.bind(x, y)
-def shift_left(x, y): return shift_left_p.bind(x, y)
-def shift_right_arithmetic(x, y): return shift_right_arithmetic_p.bind(x, y)
-def shift_right_logical(x, y): return shift_right_logical_p.bind(x, y)
-def eq(x, y): return eq_p.bind(x, y)
-def ne(x, y): return ne_p.bind(x, y)
-def lt(x, y): return lt_p.bind(x, y)
-def le(x, y): return le_p.bind(x, y)
-def gt(x, y): return gt_p.bind(x, y)
-def ge(x, y): return ge_p.bind(x, y)
+def _like(x, y):
+    """Python scalars take the dtype of the other operand (they are weakly typed),
+    so `lax.add(x, 1.0)` works for any float dtype, as in JAX."""
+    px, py = type(x) in _PY_SCALARS, type(y) in _PY_SCALARS
+    if px and not py:
+        return np.array(x, dtype=get_aval(y).dtype)[()], y
+    if py and not px:
+        return x, np.array(y, dtype=get_aval(x).dtype)[()]
+    return x, y
+
+
+_PY_SCALARS = (bool, int, float)
+
+
+def add(x, y): return add_p.bind(*_like(x, y))
+def sub(x, y): return sub_p.bind(*_like(x, y))
+def mul(x, y): return mul_p.bind(*_like(x, y))
+def div(x, y): return div_p.bind(*_like(x, y))
+def rem(x, y): return rem_p.bind(*_like(x, y))
+def pow(x, y): return pow_p.bind(*_like(x, y))  # noqa: A001
+def max(x, y): return max_p.bind(*_like(x, y))  # noqa: A001
+def min(x, y): return min_p.bind(*_like(x, y))  # noqa: A001
+def atan2(x, y): return atan2_p.bind(*_like(x, y))
+def nextafter(x, y): return nextafter_p.bind(*_like(x, y))
+def bitwise_and(x, y): return and_p.bind(*_like(x, y))
+def bitwise_or(x, y): return or_p.bind(*_like(x, y))
+def bitwise_xor(x, y): return xor_p.bind(*_like(x, y))
+def shift_left(x, y): return shift_left_p.bind(*_like(x, y))
+def shift_right_arithmetic(x, y): return shift_right_arithmetic_p.bind(*_like(x, y))
+def shift_right_logical(x, y): return shift_right_logical_p.bind(*_like(x, y))
+def eq(x, y): return eq_p.bind(*_like(x, y))
+def ne(x, y): return ne_p.bind(*_like(x, y))
+def lt(x, y): return lt_p.bind(*_like(x, y))
+def le(x, y): return le_p.bind(*_like(x, y))
+def gt(x, y): return gt_p.bind(*_like(x, y))
+def ge(x, y): return ge_p.bind(*_like(x, y))
 def complex(x, y): return complex_p.bind(x, y)  # noqa: A001
 
 
@@ -387,22 +401,26 @@ def _select_abstract(which, *cases):
     if which.dtype == _dt.bool_ and len(cases) > 2:
         raise TypeError("select_n: a boolean selector picks between at most 2 cases")
     c0 = cases[0]
+    shape = ()
+    for a in (which,) + cases:
+        if a.ndim:
+            if shape and a.shape != shape:
+                raise shape_error("select_n", "the selector and cases must have equal shapes (or be "
+                                  "rank 0), got " + ", ".join(str(c) for c in (which,) + cases))
+            shape = a.shape
     for c in cases:
-        if c.shape != c0.shape or c.dtype != c0.dtype:
-            raise shape_error("select_n", "cases must have equal shapes and dtypes, got "
-                              + ", ".join(str(c) for c in cases))
-    if which.ndim and which.shape != c0.shape:
-        raise shape_error("select_n", f"selector shape {which.shape} must be () or equal to "
-                          f"the cases' shape {c0.shape}")
-    return AbstractArray(c0.shape, c0.dtype, all(c.weak_type for c in cases))
+        if c.dtype != c0.dtype:
+            raise TypeError("select_n: cases must have equal dtypes, got "
+                            + ", ".join(str(c) for c in cases))
+    return AbstractArray(shape, c0.dtype, all(c.weak_type for c in cases))
 
 
 def _select_impl(which, *cases):
     which = np.asarray(which)
     if len(cases) == 1:
-        return np.asarray(cases[0])
+        return np.asarray(np.broadcast_to(cases[0], np.broadcast_shapes(which.shape, np.shape(cases[0]))))
     if which.dtype == np.bool_:
-        return np.asarray(np.where(which, cases[1], cases[0]))
+        return np.asarray(np.where(which, cases[1], cases[0]), dtype=np.result_type(cases[0]))
     return np.asarray(np.choose(which.astype(np.int64), [np.asarray(c) for c in cases], mode="clip"))
 
 
@@ -636,7 +654,7 @@ def _select_transpose(ct, which, *cases):
         if is_undefined(c):
             branches = [z] * len(cases)
             branches[i] = ct
-            out.append(select_n(which, *branches))
+            out.append(unbroadcast(c.aval, select_n(which, *branches)))
         else:
             out.append(None)
     return out

@@ -1,0 +1,310 @@
+"""Collation: turning a list of samples into one batch.
+
+``default_collate`` follows PyTorch's rules: arrays (numpy or ember) are stacked
+along a new leading axis, Python ints/floats/bools become 1-D arrays, strings
+stay lists, and containers (tuples, lists, dicts, namedtuples, dataclasses) are
+collated field by field. ``default_convert`` does the same conversion without
+batching (it is the collate function when auto-batching is off).
+
+The recursion itself is numpy-only (``_collate`` / ``_convert`` take a ``leaf``
+function applied to every batched array). DataLoader worker processes run it
+with the identity so only numpy crosses process boundaries; the main process
+turns leaves into ember arrays through :func:`_to_ember`, the one place where
+that conversion happens.
+
+Also here: :func:`pad_sequence` and :func:`lengths_to_mask` for variable-length
+data.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["default_collate", "default_convert", "pad_sequence", "lengths_to_mask"]
+
+
+def _to_ember(x: np.ndarray):
+    """Wrap a numpy batch leaf as an ember array (the single conversion point)."""
+    try:
+        from ember.numpy import asarray
+    except ImportError:
+        # The ember.numpy core is being written concurrently; until
+        # `ember.numpy.asarray` exists, batches stay numpy arrays.
+        return x
+    return asarray(x)
+
+
+def _identity(x):
+    return x
+
+
+def _is_ember_array(x: Any) -> bool:
+    # Checked by module rather than by class so that worker processes (and
+    # importing ember.data) never need to import the array core.
+    t = type(x)
+    return (
+        not isinstance(x, np.ndarray)
+        and t.__module__.split(".", 1)[0] == "ember"
+        and hasattr(x, "__array__")
+    )
+
+
+def _is_namedtuple(x: Any) -> bool:
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _is_dataclass_instance(x: Any) -> bool:
+    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+
+
+def _rebuild_dataclass(template: Any, values: dict) -> Any:
+    cls = type(template)
+    fields = dataclasses.fields(cls)
+    if all(f.init for f in fields):
+        return cls(**values)
+    # Fields with init=False cannot go through __init__; set them directly
+    # (object.__setattr__ also works for frozen dataclasses).
+    out = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(out, name, value)
+    return out
+
+
+def _rebuild_mapping(template: collections.abc.Mapping, values: dict) -> Any:
+    try:
+        if isinstance(template, collections.abc.MutableMapping):
+            # Keeps subclass state such as defaultdict's default_factory.
+            import copy
+
+            out = copy.copy(template)
+            out.update(values)
+            return out
+        return type(template)(values)
+    except TypeError:
+        # The mapping type cannot be rebuilt from a dict; fall back like PyTorch.
+        return values
+
+
+_STRINGLIKE_KINDS = frozenset("OUSV")
+
+
+def _stack(arrays: list, leaf: Callable) -> Any:
+    first = arrays[0]
+    if first.dtype.kind in _STRINGLIKE_KINDS:
+        raise TypeError(
+            "default_collate: batch must contain arrays, numbers, dicts or lists; "
+            f"found an array of dtype {first.dtype}"
+        )
+    shape = first.shape
+    for i, a in enumerate(arrays):
+        if a.shape != shape:
+            raise RuntimeError(
+                "default_collate: stack expects each array to be equal size, but got "
+                f"{shape} at entry 0 and {a.shape} at entry {i}"
+            )
+    return leaf(np.stack(arrays))
+
+
+def _collate(batch: list, leaf: Callable) -> Any:
+    """Collate ``batch`` (a list of samples); ``leaf`` finalises each batched array."""
+    if not isinstance(batch, collections.abc.Sequence) or isinstance(batch, (str, bytes)):
+        raise TypeError(f"default_collate expects a list of samples, got {type(batch).__name__}")
+    if len(batch) == 0:
+        raise ValueError("default_collate: cannot collate an empty batch")
+    elem = batch[0]
+    if isinstance(elem, np.ndarray) or _is_ember_array(elem):
+        return _stack([np.asarray(b) for b in batch], leaf)
+    if isinstance(elem, (str, bytes)):
+        return list(batch)
+    if isinstance(elem, np.generic):
+        return _stack([np.asarray(b) for b in batch], leaf)
+    if isinstance(elem, bool):
+        return leaf(np.array(batch, dtype=np.bool_))
+    if isinstance(elem, int):
+        return leaf(np.array(batch, dtype=np.int64))
+    if isinstance(elem, float):
+        return leaf(np.array(batch, dtype=np.float64))
+    if isinstance(elem, collections.abc.Mapping):
+        values = {key: _collate([d[key] for d in batch], leaf) for key in elem}
+        return _rebuild_mapping(elem, values)
+    if _is_namedtuple(elem):
+        return type(elem)(*(_collate(list(s), leaf) for s in zip(*batch)))
+    if _is_dataclass_instance(elem):
+        names = [f.name for f in dataclasses.fields(elem)]
+        values = {n: _collate([getattr(b, n) for b in batch], leaf) for n in names}
+        return _rebuild_dataclass(elem, values)
+    if isinstance(elem, collections.abc.Sequence):
+        size = len(elem)
+        if any(len(b) != size for b in batch):
+            raise RuntimeError("default_collate: each element in list of batch should be of equal size")
+        columns = [_collate(list(s), leaf) for s in zip(*batch)]
+        if isinstance(elem, tuple):
+            return tuple(columns)
+        if isinstance(elem, list):
+            return columns
+        try:
+            return type(elem)(columns)
+        except TypeError:
+            return columns
+    raise TypeError(
+        "default_collate: batch must contain arrays, numbers, strings, dicts, lists, "
+        f"tuples, namedtuples or dataclasses; found {type(elem).__name__}"
+    )
+
+
+def _convert(data: Any, leaf: Callable) -> Any:
+    """Convert one (unbatched) sample; ``leaf`` finalises each numeric array."""
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, np.ndarray) or _is_ember_array(data):
+        arr = np.asarray(data)
+        return arr if arr.dtype.kind in _STRINGLIKE_KINDS else leaf(arr)
+    if isinstance(data, np.generic):
+        return leaf(np.asarray(data))
+    if isinstance(data, collections.abc.Mapping):
+        return _rebuild_mapping(data, {k: _convert(v, leaf) for k, v in data.items()})
+    if _is_namedtuple(data):
+        return type(data)(*(_convert(d, leaf) for d in data))
+    if _is_dataclass_instance(data):
+        values = {f.name: _convert(getattr(data, f.name), leaf) for f in dataclasses.fields(data)}
+        return _rebuild_dataclass(data, values)
+    if isinstance(data, tuple):
+        return tuple(_convert(d, leaf) for d in data)
+    if isinstance(data, list):
+        return [_convert(d, leaf) for d in data]
+    return data
+
+
+def _map_arrays(fn: Callable, data: Any) -> Any:
+    """Apply ``fn`` to every numpy/ember array inside nested containers."""
+    if isinstance(data, np.ndarray) or _is_ember_array(data):
+        return fn(data)
+    if isinstance(data, (str, bytes)):
+        return data
+    if isinstance(data, collections.abc.Mapping):
+        return _rebuild_mapping(data, {k: _map_arrays(fn, v) for k, v in data.items()})
+    if _is_namedtuple(data):
+        return type(data)(*(_map_arrays(fn, d) for d in data))
+    if _is_dataclass_instance(data):
+        values = {f.name: _map_arrays(fn, getattr(data, f.name)) for f in dataclasses.fields(data)}
+        return _rebuild_dataclass(data, values)
+    if isinstance(data, tuple):
+        return tuple(_map_arrays(fn, d) for d in data)
+    if isinstance(data, list):
+        return [_map_arrays(fn, d) for d in data]
+    return data
+
+
+def default_collate(batch: list) -> Any:
+    """Merge a list of samples into a batch, PyTorch-style.
+
+    * arrays (numpy or ember) of equal shape -> stacked ember array ``(B, *shape)``
+    * Python ``int`` -> int64, ``float`` -> float64, ``bool`` -> bool arrays
+    * numpy scalars -> arrays of their dtype
+    * ``str``/``bytes`` -> the list unchanged
+    * tuples, lists, dicts, namedtuples and dataclasses -> the same container
+      with each field collated
+
+    Example::
+
+        >>> b = default_collate([(np.zeros(3), 1), (np.ones(3), 2)])
+        >>> np.asarray(b[0]).shape, np.asarray(b[1]).tolist()
+        ((2, 3), [1, 2])
+    """
+    return _collate(batch, _to_ember)
+
+
+def default_convert(data: Any) -> Any:
+    """Convert one sample's numpy arrays/scalars to ember arrays, keeping structure.
+
+    Used as the collate function when automatic batching is disabled
+    (``DataLoader(batch_size=None)``). Strings, Python numbers and unknown
+    objects pass through unchanged.
+
+    Example::
+
+        >>> out = default_convert({"x": np.arange(3), "name": "a"})
+        >>> np.asarray(out["x"]).tolist(), out["name"]
+        ([0, 1, 2], 'a')
+    """
+    return _convert(data, _to_ember)
+
+
+def _pad_numpy(sequences, batch_first: bool, padding_value, padding_side: str) -> np.ndarray:
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    seqs = [np.asarray(s) for s in sequences]
+    if not seqs:
+        raise ValueError("pad_sequence: received an empty list of sequences")
+    trailing = seqs[0].shape[1:]
+    for i, s in enumerate(seqs):
+        if s.ndim == 0:
+            raise ValueError(f"pad_sequence: sequence {i} is 0-d; every sequence needs a length axis")
+        if s.shape[1:] != trailing:
+            raise ValueError(
+                f"pad_sequence: trailing dimensions must match, got {trailing} for sequence 0 "
+                f"and {s.shape[1:]} for sequence {i}"
+            )
+    dtype = np.result_type(*seqs)
+    max_len = max(s.shape[0] for s in seqs)
+    out = np.full((len(seqs), max_len) + trailing, padding_value, dtype=dtype)
+    for i, s in enumerate(seqs):
+        n = s.shape[0]
+        if padding_side == "right":
+            out[i, :n] = s
+        elif n:
+            out[i, max_len - n :] = s
+    return out if batch_first else np.swapaxes(out, 0, 1)
+
+
+def pad_sequence(sequences, batch_first: bool = False, padding_value=0, padding_side: str = "right"):
+    """Pad a list of variable-length arrays to a common length and stack them.
+
+    Each sequence has shape ``(L_i, *rest)``; the result has shape
+    ``(max_L, B, *rest)``, or ``(B, max_L, *rest)`` with ``batch_first=True``.
+    ``padding_side="left"`` right-aligns the sequences (padding goes first).
+    Returns an ember array.
+
+    Example::
+
+        >>> p = pad_sequence([np.array([1, 2, 3]), np.array([4])], batch_first=True)
+        >>> np.asarray(p).tolist()
+        [[1, 2, 3], [4, 0, 0]]
+    """
+    out = _pad_numpy(sequences, batch_first, padding_value, padding_side)
+    return _to_ember(np.ascontiguousarray(out))
+
+
+def lengths_to_mask(lengths, max_len: int | None = None, padding_side: str = "right"):
+    """Boolean mask ``(B, max_len)``: True marks a real token, False padding.
+
+    Matches the layout produced by :func:`pad_sequence` with ``batch_first=True``
+    and the same ``padding_side``, so it can be used directly as an attention
+    mask. ``max_len`` defaults to ``max(lengths)``.
+
+    Example::
+
+        >>> np.asarray(lengths_to_mask([3, 1])).tolist()
+        [[True, True, True], [True, False, False]]
+    """
+    if padding_side not in ("right", "left"):
+        raise ValueError(f"padding_side must be 'right' or 'left', got {padding_side!r}")
+    lens = np.asarray(lengths)
+    if lens.ndim != 1:
+        raise ValueError(f"lengths must be 1-D, got shape {lens.shape}")
+    if lens.size and (lens.dtype.kind not in "iu" or lens.min() < 0):
+        raise ValueError("lengths must be non-negative integers")
+    if max_len is None:
+        max_len = int(lens.max()) if lens.size else 0
+    elif lens.size and int(lens.max()) > max_len:
+        raise ValueError(f"max_len={max_len} is smaller than the longest length {int(lens.max())}")
+    positions = np.arange(max_len)
+    if padding_side == "right":
+        mask = positions[None, :] < lens[:, None]
+    else:
+        mask = positions[None, :] >= (max_len - lens)[:, None]
+    return _to_ember(mask)

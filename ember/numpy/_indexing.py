@@ -1,0 +1,959 @@
+"""numpy-style indexing: `x[idx]` (basic and advanced), the functional update
+helper `x.at[idx].set/add/...`, and `take` / `take_along_axis`.
+
+Static ints and slices lower to `slice`/`rev`/`squeeze`; traced integer scalars to
+`dynamic_slice`; integer arrays to one `gather`.  Out-of-range *static* indices raise
+IndexError like numpy.  Traced indices cannot be checked: negative ones wrap once,
+then reads clamp into range and `.at[]` updates drop out-of-range writes (as JAX).
+Boolean masks need concrete values (the result size depends on them).
+
+Example:
+    >>> import ember.numpy as enp
+    >>> x = enp.arange(6).reshape(2, 3)
+    >>> x[1, ::-1].tolist()
+    [5, 4, 3]
+    >>> x.at[0, 0].add(10).tolist()
+    [[10, 1, 2], [3, 4, 5]]
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import lax
+from ..array import Array
+from ..fx.core import Tracer, get_aval, user_source
+from ._core import broadcast_shapes, broadcast_to, ensure_array
+from ._util import canonicalize_axis, concrete_or_none, const
+
+__all__ = ["take", "take_along_axis", "getitem", "AtIndexer", "unravel_index",
+           "ravel_multi_index", "ix_", "indices", "diag_indices", "diag_indices_from",
+           "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "compress",
+           "choose", "put_along_axis"]
+
+
+def _where_line():
+    src = user_source()
+    return f"\n  at {src}" if src else ""
+
+
+_VALID = ("only integers, slices (`:`), ellipsis (`...`), None (`newaxis`) and integer or "
+          "boolean arrays are valid indices")
+
+
+# --- parsing ---------------------------------------------------------------------------
+
+def _as_index_array(e):
+    """A numpy or ember integer/bool array for a list/array index element."""
+    if isinstance(e, (Array, Tracer)):
+        return e
+    if isinstance(e, (list, tuple)):
+        if any(isinstance(v, (Array, Tracer)) for v in _flat(e)):
+            from ._creation import stack_nested
+            return stack_nested(e)
+        a = np.asarray(e)
+        if a.size == 0 and a.dtype.kind == "f":
+            a = a.astype(np.int64)
+        return a
+    return np.asarray(e)
+
+
+def _flat(obj):
+    for e in obj:
+        if isinstance(e, (list, tuple)):
+            yield from _flat(e)
+        else:
+            yield e
+
+
+class _Item:
+    """One index entry after parsing: kind in 'slice', 'int', 'dyn', 'adv', 'new', 'ellipsis'."""
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind, value=None):
+        self.kind = kind
+        self.value = value
+
+
+def _slice_part(v, what):
+    if v is None:
+        return None
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, Tracer) and v.concrete_value() is None:
+        raise TypeError(f"slice {what} must be a static integer; got the traced value {v.aval}. "
+                        f"Use ember.lax.dynamic_slice(x, start_indices, slice_sizes) for "
+                        f"traced starts (the size must stay static).{_where_line()}")
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise IndexError(f"slice {what} must be an integer or None, got {v!r}: {_VALID}") from None
+
+
+def _parse(idx, shape, op):
+    """Normalise an index into one _Item per dimension of the *expanded* operand.
+
+    Returns (items, new_positions): `new_positions` are the dims (in the expanded shape)
+    inserted for None / Python bools.
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    raw = []
+    for e in idx:
+        if e is None:
+            raw.append(_Item("new"))
+        elif e is Ellipsis:
+            raw.append(_Item("ellipsis"))
+        elif isinstance(e, slice):
+            raw.append(_Item("slice", slice(_slice_part(e.start, "start"),
+                                            _slice_part(e.stop, "stop"),
+                                            _slice_part(e.step, "step"))))
+        elif isinstance(e, (bool, np.bool_)):
+            raw.append(_Item("boolscalar", bool(e)))
+        elif isinstance(e, (int, np.integer)):
+            raw.append(_Item("int", int(e)))
+        else:
+            if isinstance(e, (float, complex, str)) or e.__class__ is object:
+                raise IndexError(f"{op}: {_VALID}; got {e!r}")
+            arr = _as_index_array(e)
+            a = get_aval(arr) if isinstance(arr, (Array, Tracer)) else None
+            dt = a.dtype if a is not None else arr.dtype
+            nd = a.ndim if a is not None else arr.ndim
+            if dt == np.bool_:
+                cv = concrete_or_none(arr)
+                if cv is None:
+                    raise TypeError(
+                        f"{op}: boolean mask indexing needs concrete values: the result shape "
+                        f"depends on how many entries are True, which is unknown for the traced "
+                        f"mask {a} (under jit/vmap/make_graph). Use ember.numpy.where(mask, x, "
+                        f"other) to select elementwise, or nonzero(mask, size=k) for a "
+                        f"fixed-size index.{_where_line()}")
+                cv = np.asarray(cv)
+                if nd == 0:
+                    raw.append(_Item("boolscalar", bool(cv)))
+                else:
+                    raw.append(_Item("mask", cv))
+            elif dt.kind in "iu":
+                if nd == 0:
+                    cv = concrete_or_none(arr) if not isinstance(arr, Tracer) else None
+                    if cv is not None:
+                        raw.append(_Item("int", int(cv)))
+                    else:
+                        raw.append(_Item("dyn", arr))
+                else:
+                    raw.append(_Item("adv", arr))
+            else:
+                raise IndexError(f"{op}: {_VALID}; got an array of dtype {dt}")
+    consumed = 0
+    n_ell = 0
+    for it in raw:
+        if it.kind in ("int", "dyn", "adv", "slice"):
+            consumed += 1
+        elif it.kind == "mask":
+            consumed += it.value.ndim
+        elif it.kind == "ellipsis":
+            n_ell += 1
+    if n_ell > 1:
+        raise IndexError(f"{op}: an index can only have a single ellipsis ('...')")
+    nd = len(shape)
+    if consumed > nd:
+        raise IndexError(f"{op}: too many indices for array: array is {nd}-dimensional "
+                         f"(shape {tuple(shape)}), but {consumed} were indexed")
+    items = []
+    new_positions = []
+    dim = 0  # position in the original shape
+    for it in raw:
+        if it.kind == "ellipsis":
+            for _ in range(nd - consumed):
+                items.append(_Item("slice", slice(None)))
+                dim += 1
+        elif it.kind == "new":
+            new_positions.append(len(items))
+            items.append(_Item("slice", slice(None)))
+        elif it.kind == "boolscalar":
+            new_positions.append(len(items))
+            items.append(_Item("slice", slice(None) if it.value else slice(0, 0)))
+        elif it.kind == "mask":
+            m = it.value
+            for k in range(m.ndim):
+                if m.shape[k] != shape[dim + k]:
+                    raise IndexError(
+                        f"{op}: boolean index did not match indexed array along axis {dim + k}; "
+                        f"size of axis is {shape[dim + k]} but size of corresponding boolean "
+                        f"axis is {m.shape[k]} (array shape {tuple(shape)}, mask shape {m.shape})")
+            for comp in np.nonzero(m):
+                items.append(_Item("adv", comp))
+            dim += m.ndim
+        else:
+            items.append(it)
+            dim += 1
+    while dim < nd:
+        items.append(_Item("slice", slice(None)))
+        dim += 1
+    return items, new_positions
+
+
+def _expanded_shape(shape, new_positions, n_items):
+    out = []
+    it = iter(shape)
+    newset = set(new_positions)
+    for i in range(n_items):
+        out.append(1 if i in newset else next(it))
+    return tuple(out)
+
+
+def _index_dtype(shape):
+    return _dt.int64 if any(s >= 2 ** 31 - 1 for s in shape) else _dt.int32
+
+
+def _prepare_adv(arr, n, axis, shape, check, idt, op):
+    """An index array for an axis of size n: negative entries wrapped, bounds checked when
+    static (and `check`)."""
+    cv = concrete_or_none(arr) if not isinstance(arr, Tracer) else None
+    if cv is not None:
+        cv = np.asarray(cv).astype(np.int64)
+        if check and cv.size and (cv.min() < -n or cv.max() >= n):
+            bad = cv[(cv < -n) | (cv >= n)].ravel()[0]
+            raise IndexError(f"{op}: index {bad} is out of bounds for axis {axis} with size {n} "
+                             f"(array shape {tuple(shape)}){_where_line()}")
+        cv = np.where(cv < 0, cv + n, cv)
+        return cv.astype(idt)
+    a = get_aval(arr)
+    if a.dtype != idt:
+        arr = lax.convert_element_type(arr, idt)
+    if _dt.kind(a.dtype) == "i":
+        zero = const(idt, 0)
+        sh = get_aval(arr).shape
+        nb = lax.broadcast_in_dim(const(idt, n), sh, ()) if sh else const(idt, n)
+        arr = lax.select_n(lax.lt(arr, zero), arr, lax.add(arr, nb))
+    return arr
+
+
+def _slice_params(s, n):
+    start, stop, step = s.indices(n)
+    length = len(range(start, stop, step))
+    if length == 0:
+        return 0, 0, 1, 0, False
+    if step > 0:
+        return start, start + (length - 1) * step + 1, step, length, False
+    first = start + (length - 1) * step
+    return first, start + 1, -step, length, True
+
+
+def _apply_slices(x, items, shape):
+    """Apply every 'slice' item (ints too when marked) statically; returns the new array."""
+    starts, limits, strides, rev = [], [], [], []
+    for d, (it, n) in enumerate(zip(items, shape)):
+        if it.kind == "slice":
+            st, lim, stp, length, r = _slice_params(it.value, n)
+            starts.append(st)
+            limits.append(lim)
+            strides.append(stp)
+            if r and length > 1:
+                rev.append(d)
+        elif it.kind == "int":
+            i = it.value
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+        else:
+            starts.append(0)
+            limits.append(n)
+            strides.append(1)
+    if (any(s != 0 for s in starts) or tuple(limits) != tuple(shape) or any(s != 1 for s in strides)):
+        x = lax.slice(x, starts, limits, strides)
+    if rev:
+        x = lax.rev(x, tuple(rev))
+    return x
+
+
+def _check_int(i, n, axis, shape, op):
+    if not -n <= i < n:
+        raise IndexError(f"{op}: index {i} is out of bounds for axis {axis} with size {n} "
+                         f"(array shape {tuple(shape)}){_where_line()}")
+    return i + n if i < 0 else i
+
+
+def getitem(x, idx, mode=None, fill_value=None):
+    """`x[idx]` with numpy semantics (see the module docstring for out-of-range rules).
+
+    `mode` (None, 'clip', 'fill', 'promise_in_bounds') selects how array indices that are
+    out of range are handled; with a mode given, static indices are not bounds-checked.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.arange(5)[enp.asarray([4, -1, 0])].tolist()
+        [4, 4, 0]
+    """
+    x = ensure_array(x)
+    xa = get_aval(x)
+    shape = xa.shape
+    op = "getitem"
+    # Fast path: a single static int or slice on the first axis.
+    if type(idx) is int and mode is None and shape:
+        i = _check_int(idx, shape[0], 0, shape, op)
+        y = lax.slice(x, (i,) + (0,) * (len(shape) - 1), (i + 1,) + shape[1:])
+        return lax.squeeze(y, (0,))
+    items, new_positions = _parse(idx, shape, op)
+    eshape = _expanded_shape(shape, new_positions, len(items))
+    if new_positions:
+        x = lax.reshape(x, eshape)
+    orig_axis = _orig_axes(len(items), new_positions)
+    has_adv = any(it.kind == "adv" for it in items)
+    if mode is not None:
+        # every integer index goes through gather so that `mode` applies to it
+        for it in items:
+            if it.kind == "int":
+                it.kind, it.value = "adv", np.asarray(it.value)
+        has_adv = has_adv or any(it.kind == "dyn" for it in items)
+    if not has_adv:
+        for d, it in enumerate(items):
+            if it.kind == "int":
+                it.value = _check_int(it.value, eshape[d], orig_axis[d], shape, op)
+        x = _apply_slices(x, items, eshape)
+        dyn = [d for d, it in enumerate(items) if it.kind == "dyn"]
+        if dyn:
+            sizes = tuple(1 if d in dyn else s for d, s in enumerate(get_aval(x).shape))
+            starts = [items[d].value if d in dyn else 0 for d in range(len(items))]
+            x = lax.dynamic_slice(x, starts, sizes)
+        drop = tuple(d for d, it in enumerate(items) if it.kind in ("int", "dyn"))
+        return lax.squeeze(x, drop) if drop else x
+    # Advanced indexing: ints and traced scalars join the array indices.
+    for d, it in enumerate(items):
+        if it.kind == "int":
+            if mode is None:
+                it.value = _check_int(it.value, eshape[d], orig_axis[d], shape, op)
+            it.kind, it.value = "adv", np.asarray(it.value)
+        elif it.kind == "dyn":
+            it.kind = "adv"
+    x = _apply_slices(x, items, eshape)
+    sshape = get_aval(x).shape
+    adv = [d for d, it in enumerate(items) if it.kind == "adv"]
+    idt = _index_dtype(sshape)
+    arrs = [_prepare_adv(items[d].value, sshape[d], orig_axis[d], shape, mode is None, idt, op)
+            for d in adv]
+    bshape = broadcast_shapes(*[np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
+                                for a in arrs], op="getitem (index arrays)")
+    comps = []
+    for a in arrs:
+        if isinstance(a, np.ndarray):
+            a = np.broadcast_to(a, bshape)
+            comps.append(a.reshape(bshape + (1,)))
+        else:
+            comps.append(lax.reshape(broadcast_to(a, bshape), bshape + (1,)))
+    if all(isinstance(c, np.ndarray) for c in comps):
+        indices = np.concatenate(comps, axis=-1) if comps else np.zeros(bshape + (0,), idt)
+        indices = ensure_array(np.ascontiguousarray(indices))
+    else:
+        comps = [ensure_array(c) if isinstance(c, np.ndarray) else c for c in comps]
+        indices = lax.concatenate(comps, len(bshape))
+    adjacent = adv == list(range(adv[0], adv[0] + len(adv)))
+    rest = [d for d in range(len(items)) if d not in adv]
+    nb = len(bshape)
+    if adjacent:
+        nbefore = adv[0]  # every dim before the (contiguous) advanced block is a slice
+        offset_dims = tuple(range(nbefore)) + tuple(range(nbefore + nb, nb + len(rest)))
+    else:
+        offset_dims = tuple(range(nb, nb + len(rest)))
+    dn = lax.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(adv),
+                                    start_index_map=tuple(adv))
+    slice_sizes = tuple(1 if d in adv else s for d, s in enumerate(sshape))
+    gmode = "clip" if mode is None else mode
+    return lax.gather(x, indices, dn, slice_sizes, mode=gmode, fill_value=fill_value)
+
+
+def _orig_axes(n_items, new_positions):
+    """Map expanded-dim positions to the user's axis numbers (for error messages)."""
+    out, k = [], 0
+    newset = set(new_positions)
+    for i in range(n_items):
+        out.append(-1 if i in newset else k)
+        if i not in newset:
+            k += 1
+    return out
+
+
+# --- functional updates ----------------------------------------------------------------
+
+class AtIndexer:
+    """`x.at[idx]`: the entry point of functional index updates.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.zeros(3).at[1].set(5.0).tolist()
+        [0.0, 5.0, 0.0]
+    """
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, idx):
+        return _IndexUpdateRef(self.array, idx)
+
+
+class _IndexUpdateRef:
+    """`x.at[idx]` bound to an index: `.get/.set/.add/.multiply/.divide/.power/.min/.max`."""
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array = array
+        self.index = index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({get_aval(self.array)}, {self.index!r})"
+
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+        """`x[idx]`, with an optional out-of-range `mode` ('clip', 'fill')."""
+        return getitem(self.array, self.index, mode=mode, fill_value=fill_value)
+
+    def set(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] = values` (the last of duplicate indices wins)."""
+        return _scatter(self.array, self.index, values, "set", mode)
+
+    def add(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] += values`; duplicate indices accumulate."""
+        return _scatter(self.array, self.index, values, "add", mode)
+
+    def subtract(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] -= values`; duplicate indices accumulate."""
+        from ._elementwise import negative
+        return _scatter(self.array, self.index, negative(ensure_array(values)), "add", mode)
+
+    def multiply(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] *= values`; duplicate indices multiply together."""
+        return _scatter(self.array, self.index, values, "mul", mode)
+
+    mul = multiply
+
+    def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] /= values` (numpy's in-place semantics: applied once per entry)."""
+        from ._elementwise import divide
+        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
+        return _scatter(self.array, self.index, divide(cur, values), "set", mode)
+
+    def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] **= values` (applied once per entry)."""
+        from ._elementwise import pow as _pow
+        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
+        return _scatter(self.array, self.index, _pow(cur, values), "set", mode)
+
+    def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):  # noqa: A003
+        """`x` with `x[idx] = minimum(x[idx], values)`."""
+        return _scatter(self.array, self.index, values, "min", mode)
+
+    def max(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):  # noqa: A003
+        """`x` with `x[idx] = maximum(x[idx], values)`."""
+        return _scatter(self.array, self.index, values, "max", mode)
+
+    def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
+        """`x` with `x[idx] = func(x[idx])` (applied once per entry)."""
+        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
+        return _scatter(self.array, self.index, func(cur), "set", mode)
+
+
+def _values_for(values, dtype, shape, op):
+    v = ensure_array(values) if not isinstance(values, (bool, int, float, complex)) else values
+    if isinstance(v, (bool, int, float, complex)):
+        try:
+            v = np.array(v, dtype=dtype)[()]
+        except OverflowError:
+            raise OverflowError(f"{op}: value {values!r} does not fit in dtype {dtype}") from None
+        return lax.broadcast_in_dim(v, shape, ()) if shape else ensure_array(v)
+    va = get_aval(v)
+    if va.dtype != dtype:
+        v = lax.convert_element_type(v, dtype)
+    # numpy lets the value carry extra leading size-1 dimensions
+    vs = va.shape
+    while len(vs) > len(shape) and vs[0] == 1:
+        vs = vs[1:]
+    if vs != va.shape:
+        v = lax.reshape(v, vs)
+    try:
+        bs = broadcast_shapes(vs, shape, op=op)
+    except TypeError:
+        bs = None
+    if bs != tuple(shape):
+        raise ValueError(f"{op}: cannot broadcast values of shape {va.shape} to the indexed "
+                         f"shape {tuple(shape)}")
+    return broadcast_to(v, shape)
+
+
+_COMBINE = {"set": None, "add": "add", "mul": "mul", "min": "min", "max": "max"}
+
+
+def _combine(kind, cur, v):
+    if kind == "set":
+        return v
+    if kind == "add":
+        return lax.add(cur, v)
+    if kind == "mul":
+        return lax.mul(cur, v)
+    if kind == "min":
+        return lax.min(cur, v)
+    return lax.max(cur, v)
+
+
+def _scatter(x, idx, values, kind, mode):
+    x = ensure_array(x)
+    xa = get_aval(x)
+    shape = xa.shape
+    op = {"set": "at[].set", "add": "at[].add", "mul": "at[].multiply", "min": "at[].min",
+          "max": "at[].max"}[kind]
+    if kind in ("min", "max") and _dt.kind(xa.dtype) == "c":
+        raise TypeError(f"{op} does not support complex dtype {xa.dtype}")
+    items, new_positions = _parse(idx, shape, op)
+    eshape = _expanded_shape(shape, new_positions, len(items))
+    orig_axis = _orig_axes(len(items), new_positions)
+    # numpy's result layout of x[idx]
+    arr_dims = [d for d, it in enumerate(items) if it.kind in ("int", "dyn", "adv")]
+    has_arrays = any(it.kind == "adv" for it in items)
+    idt = _index_dtype(eshape)
+    check = mode is None
+    adv_vals = {}
+    for d in arr_dims:
+        it = items[d]
+        if it.kind == "int":
+            i = it.value
+            if check:
+                i = _check_int(i, eshape[d], orig_axis[d], shape, op)
+            elif i < 0:
+                i += eshape[d]
+            adv_vals[d] = np.asarray(i, dtype=idt)
+        else:
+            adv_vals[d] = _prepare_adv(it.value, eshape[d], orig_axis[d], shape, check, idt, op)
+    bshape = broadcast_shapes(*[np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
+                                for a in adv_vals.values()], op=op + " (index arrays)") \
+        if adv_vals else ()
+    # layout entries: ('B',) block or ('S', d)
+    slices = [d for d, it in enumerate(items) if it.kind == "slice"]
+    adjacent = bool(arr_dims) and arr_dims == list(range(arr_dims[0], arr_dims[0] + len(arr_dims)))
+    layout = []
+    if not arr_dims:
+        layout = [("S", d) for d in slices]
+    elif adjacent:
+        layout = [("S", d) for d in slices if d < arr_dims[0]] + [("B",)] + \
+                 [("S", d) for d in slices if d > arr_dims[0]]
+    else:
+        layout = [("B",)] + [("S", d) for d in slices]
+    sparams = {d: _slice_params(items[d].value, eshape[d]) for d in slices}
+    ushape = []
+    for e in layout:
+        if e[0] == "B":
+            ushape.extend(bshape)
+        else:
+            ushape.append(sparams[e[1]][3])
+    ushape = tuple(ushape)
+    v = _values_for(values, xa.dtype, ushape, op)
+    xe = lax.reshape(x, eshape) if new_positions else x
+    full = [d for d in slices if sparams[d][3] == eshape[d] and sparams[d][2] == 1
+            and not sparams[d][4]]
+    partial = [d for d in slices if d not in full]
+    indexed = arr_dims + partial
+    if not indexed:
+        # every dim is a full slice: an elementwise update
+        out = _combine(kind, xe, v) if kind != "set" else v
+        return lax.reshape(out, shape) if new_positions else out
+    # scatter batch shape: the layout without full-slice dims
+    batch_entries = [e for e in layout if not (e[0] == "S" and e[1] in full)]
+    batch_shape = []
+    pos = {}
+    for e in batch_entries:
+        if e[0] == "B":
+            pos["B"] = len(batch_shape)
+            batch_shape.extend(bshape)
+        else:
+            pos[e[1]] = len(batch_shape)
+            batch_shape.append(sparams[e[1]][3])
+    batch_shape = tuple(batch_shape)
+    nbatch = len(batch_shape)
+    comps = []
+    for d in indexed:
+        if d in adv_vals:
+            a = adv_vals[d]
+            p = pos["B"]
+            bd = tuple(range(p + len(bshape) - len(np.shape(a) if isinstance(a, np.ndarray)
+                                                    else get_aval(a).shape), p + len(bshape)))
+            if isinstance(a, np.ndarray):
+                a = ensure_array(np.ascontiguousarray(a))
+            comps.append(lax.broadcast_in_dim(a, batch_shape, bd) if batch_shape else a)
+        else:
+            st, lim, stp, length, r = sparams[d]
+            start, _, step = items[d].value.indices(eshape[d])
+            ramp = lax.iota(idt, (length,), 0)
+            ramp = lax.add(lax.mul(ramp, const(idt, step)), const(idt, start))
+            comps.append(lax.broadcast_in_dim(ramp, batch_shape, (pos[d],)))
+    comps = [lax.reshape(c, batch_shape + (1,)) for c in comps]
+    indices = lax.concatenate(comps, nbatch)
+    # updates: move full-slice (window) dims to their positions; they are already in order
+    window_pos = tuple(i for i, e in enumerate(_expand_layout(layout, bshape))
+                       if e[0] == "S" and e[1] in full)
+    inserted = tuple(sorted(indexed))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=window_pos,
+                                     inserted_window_dims=inserted,
+                                     scatter_dims_to_operand_dims=tuple(indexed))
+    smode = "drop" if mode is None else mode
+    fn = {"set": lax.scatter, "add": lax.scatter_add, "mul": lax.scatter_mul,
+          "min": lax.scatter_min, "max": lax.scatter_max}[kind]
+    out = fn(xe, indices, v, dn, mode=smode)
+    return lax.reshape(out, shape) if new_positions else out
+
+
+def _expand_layout(layout, bshape):
+    out = []
+    for e in layout:
+        if e[0] == "B":
+            out.extend([("B",)] * len(bshape))
+        else:
+            out.append(e)
+    return out
+
+
+# --- take / take_along_axis ------------------------------------------------------------
+
+def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """Elements of `x` at `indices` along `axis` (the flattened array when None).
+
+    `mode`: None/'raise' (static indices are bounds-checked; traced ones clamp), 'clip',
+    'wrap', or 'fill' (out-of-range reads give `fill_value`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.take(enp.asarray([[1, 2], [3, 4]]), enp.asarray([1, 0]), axis=1).tolist()
+        [[2, 1], [4, 3]]
+    """
+    from ._util import no_numpy_feature
+    no_numpy_feature("take", out=out)
+    x = ensure_array(x)
+    if axis is None:
+        x = lax.reshape(x, (get_aval(x).size,))
+        axis = 0
+    a = get_aval(x)
+    ax = canonicalize_axis(axis, a.ndim, "take")
+    idx = indices
+    if isinstance(idx, (list, tuple)) or isinstance(idx, (int, np.integer)):
+        idx = np.asarray(idx)
+    ia = get_aval(idx) if isinstance(idx, (Array, Tracer)) else None
+    idt = ia.dtype if ia is not None else np.asarray(idx).dtype
+    if idt.kind not in "iu":
+        raise IndexError(f"take: indices must be integers, got dtype {idt}")
+    n = a.shape[ax]
+    if mode == "wrap":
+        from ._elementwise import remainder
+        if n == 0:
+            raise IndexError("take: cannot wrap indices into an empty axis")
+        idx = remainder(ensure_array(idx), n)
+        mode = None
+    elif mode == "raise":
+        mode = None
+    key = (slice(None),) * ax + (idx,)
+    if mode is None and ia is not None and not isinstance(idx, Array):
+        return getitem(x, key, mode="clip")
+    return getitem(x, key, mode=mode, fill_value=fill_value)
+
+
+def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
+    """Pick values along `axis` at `indices` (same rank as `x`; other axes broadcast).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[10, 30, 20]])
+        >>> enp.take_along_axis(x, enp.argsort(x, axis=1), axis=1).tolist()
+        [[10, 20, 30]]
+    """
+    x = ensure_array(x)
+    idx = ensure_array(indices)
+    if axis is None:
+        x = lax.reshape(x, (get_aval(x).size,))
+        if get_aval(idx).ndim != 1:
+            raise ValueError("take_along_axis: with axis=None the indices must be 1-D")
+        axis = 0
+    xa, ia = get_aval(x), get_aval(idx)
+    if _dt.kind(ia.dtype) not in "iu":
+        raise IndexError(f"take_along_axis: indices must be integers, got dtype {ia.dtype}")
+    if xa.ndim != ia.ndim:
+        raise ValueError(f"take_along_axis: indices (shape {ia.shape}) and x (shape {xa.shape}) "
+                         f"must have the same number of dimensions")
+    ax = canonicalize_axis(axis, xa.ndim, "take_along_axis")
+    other = [d for d in range(xa.ndim) if d != ax]
+    bs = broadcast_shapes(tuple(xa.shape[d] for d in other), tuple(ia.shape[d] for d in other),
+                          op="take_along_axis")
+    xs = list(bs)
+    xs.insert(ax, xa.shape[ax])
+    is_ = list(bs)
+    is_.insert(ax, ia.shape[ax])
+    x = broadcast_to(x, tuple(xs))
+    idx = broadcast_to(idx, tuple(is_))
+    n = xa.shape[ax]
+    idt = _index_dtype(tuple(xs))
+    idx = _prepare_adv(idx, n, ax, xa.shape, mode is None, idt, "take_along_axis")
+    if isinstance(idx, np.ndarray):
+        idx = ensure_array(idx)
+    ind = lax.reshape(idx, tuple(is_) + (1,))
+    dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(ax,),
+                                    start_index_map=(ax,), operand_batching_dims=tuple(other),
+                                    start_indices_batching_dims=tuple(other))
+    slice_sizes = (1,) * xa.ndim
+    if n == 0 and get_aval(idx).size:
+        raise IndexError(f"take_along_axis: cannot take from the empty axis {ax} of shape "
+                         f"{xa.shape}")
+    return lax.gather(x, ind, dn, slice_sizes, mode="clip" if mode is None else mode,
+                      fill_value=fill_value)
+
+
+def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):
+    """`arr` with `values` written at `indices` along `axis` (functional).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.put_along_axis(enp.zeros((1, 3)), enp.asarray([[1]]), 5.0, axis=1).tolist()
+        [[0.0, 5.0, 0.0]]
+    """
+    if inplace:
+        raise TypeError("put_along_axis: ember arrays are immutable; pass inplace=False and use "
+                        "the returned array")
+    x = ensure_array(arr)
+    idx = ensure_array(indices)
+    xa, ia = get_aval(x), get_aval(idx)
+    ax = canonicalize_axis(axis, xa.ndim, "put_along_axis")
+    grids = []
+    for d in range(xa.ndim):
+        if d == ax:
+            grids.append(idx)
+        else:
+            shp = [1] * xa.ndim
+            shp[d] = xa.shape[d]
+            grids.append(lax.reshape(lax.iota(_index_dtype(xa.shape), (xa.shape[d],), 0)
+                                     if xa.shape[d] else ensure_array(np.zeros(0, np.int32)),
+                                     tuple(shp)))
+    return _scatter(x, tuple(grids), values, "set", mode)
+
+
+# --- index helpers ----------------------------------------------------------------------
+
+def unravel_index(indices, shape):
+    """Convert flat indices into a tuple of coordinate arrays for `shape`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.tolist() for a in enp.unravel_index(enp.asarray([5]), (2, 3))]
+        [[1], [2]]
+    """
+    from ._elementwise import floor_divide, remainder
+    idx = ensure_array(indices)
+    shape = tuple(operator.index(s) for s in shape)
+    out = []
+    rem = idx
+    for s in reversed(shape):
+        out.append(remainder(rem, s) if s else rem)
+        rem = floor_divide(rem, s) if s else rem
+    return tuple(reversed(out))
+
+
+def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
+    """Flat indices of coordinate arrays in an array of shape `dims` (row-major).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.ravel_multi_index((enp.asarray([1]), enp.asarray([2])), (2, 3)).tolist()
+        [5]
+    """
+    from ._elementwise import add, clip, multiply, remainder
+    if order != "C":
+        raise TypeError("ravel_multi_index: only order='C' is supported")
+    dims = tuple(operator.index(d) for d in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dims")
+    total = None
+    for m, n in zip(multi_index, dims):
+        m = ensure_array(m)
+        cv = concrete_or_none(m)
+        if mode == "raise":
+            if cv is not None and (np.any(cv < 0) or np.any(cv >= n)):
+                raise ValueError(f"ravel_multi_index: invalid entry in coordinates for dim size {n}")
+        elif mode == "clip":
+            m = clip(m, 0, n - 1)
+        elif mode == "wrap":
+            m = remainder(m, n)
+        total = m if total is None else add(multiply(total, n), m)
+    return total
+
+
+def ix_(*args):
+    """Open meshes from 1-D sequences, for cross-product indexing `x[ix_(a, b)]`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.shape for a in enp.ix_(enp.asarray([0, 1]), enp.asarray([2]))]
+        [(2, 1), (1, 1)]
+    """
+    out = []
+    n = len(args)
+    for k, a in enumerate(args):
+        a = ensure_array(a)
+        if get_aval(a).ndim != 1:
+            raise ValueError("ix_: cross index must be 1 dimensional")
+        shp = [1] * n
+        shp[k] = get_aval(a).shape[0]
+        out.append(lax.reshape(a, tuple(shp)))
+    return tuple(out)
+
+
+def indices(dimensions, dtype=None, sparse=False):
+    """A grid of index arrays of the given shape (stacked, or a tuple when sparse).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.indices((2, 2))[0].tolist()
+        [[0, 0], [1, 1]]
+    """
+    from ._creation import full
+    from ._manipulation import stack
+    dims = tuple(operator.index(d) for d in dimensions)
+    d = _dt.default_int if dtype is None else _dt.canonicalize(dtype)
+    grids = []
+    for k, n in enumerate(dims):
+        if sparse:
+            shp = [1] * len(dims)
+            shp[k] = n
+            grids.append(lax.reshape(lax.iota(d, (n,), 0) if n else full((0,), 0, d), tuple(shp)))
+        else:
+            grids.append(lax.iota(d, dims, k) if all(dims) else full(dims, 0, d))
+    if sparse:
+        return tuple(grids)
+    if not grids:
+        return full((0,), 0, d)
+    return stack(grids)
+
+
+def diag_indices(n, ndim=2):
+    """Indices of the main diagonal of an n x ... x n array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.tolist() for a in enp.diag_indices(2)]
+        [[0, 1], [0, 1]]
+    """
+    i = ensure_array(np.arange(n, dtype=np.int32))
+    return (i,) * ndim
+
+
+def diag_indices_from(arr):
+    """`diag_indices` for a square array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> len(enp.diag_indices_from(enp.ones((3, 3))))
+        2
+    """
+    s = get_aval(ensure_array(arr)).shape
+    if len(s) < 2 or len(set(s)) != 1:
+        raise ValueError(f"diag_indices_from: all dimensions must be equal, got shape {s}")
+    return diag_indices(s[0], len(s))
+
+
+def tril_indices(n, k=0, m=None):
+    """Row and column indices of the lower triangle of an n x m array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.tolist() for a in enp.tril_indices(2)]
+        [[0, 1, 1], [0, 0, 1]]
+    """
+    r, c = np.tril_indices(n, k, m)
+    return ensure_array(r.astype(np.int32)), ensure_array(c.astype(np.int32))
+
+
+def triu_indices(n, k=0, m=None):
+    """Row and column indices of the upper triangle of an n x m array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.tolist() for a in enp.triu_indices(2)]
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    r, c = np.triu_indices(n, k, m)
+    return ensure_array(r.astype(np.int32)), ensure_array(c.astype(np.int32))
+
+
+def tril_indices_from(arr, k=0):
+    """`tril_indices` for the shape of a 2-D array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> len(enp.tril_indices_from(enp.ones((2, 2)))[0])
+        3
+    """
+    s = get_aval(ensure_array(arr)).shape
+    if len(s) != 2:
+        raise ValueError(f"tril_indices_from needs a 2-D array, got shape {s}")
+    return tril_indices(s[0], k, s[1])
+
+
+def triu_indices_from(arr, k=0):
+    """`triu_indices` for the shape of a 2-D array.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> len(enp.triu_indices_from(enp.ones((2, 2)))[0])
+        3
+    """
+    s = get_aval(ensure_array(arr)).shape
+    if len(s) != 2:
+        raise ValueError(f"triu_indices_from needs a 2-D array, got shape {s}")
+    return triu_indices(s[0], k, s[1])
+
+
+def compress(condition, a, axis=None, out=None):
+    """Entries of `a` along `axis` where `condition` is True (eager: needs concrete values).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.compress([True, False, True], enp.arange(3)).tolist()
+        [0, 2]
+    """
+    from ._util import concrete, no_numpy_feature
+    no_numpy_feature("compress", out=out)
+    c = np.asarray(concrete(condition, "compress")).astype(bool).ravel()
+    x = ensure_array(a)
+    if axis is None:
+        x = lax.reshape(x, (get_aval(x).size,))
+        axis = 0
+    n = get_aval(x).shape[canonicalize_axis(axis, get_aval(x).ndim, "compress")]
+    if c.shape[0] > n:
+        raise IndexError(f"compress: condition of length {c.shape[0]} is longer than axis "
+                         f"of size {n}")
+    return take(x, np.nonzero(c)[0].astype(np.int32), axis=axis)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """Pick from `choices[a[i]]` elementwise (modes 'raise', 'wrap', 'clip').
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.choose(enp.asarray([1, 0]), [enp.asarray([1, 2]), enp.asarray([3, 4])]).tolist()
+        [3, 2]
+    """
+    from ._elementwise import clip, remainder
+    from ._manipulation import broadcast_arrays
+    from ._util import no_numpy_feature
+    no_numpy_feature("choose", out=out)
+    idx = ensure_array(a)
+    n = len(choices)
+    if mode == "wrap":
+        idx = remainder(idx, n)
+    elif mode == "clip":
+        idx = clip(idx, 0, n - 1)
+    else:
+        cv = concrete_or_none(idx)
+        if cv is not None and (np.any(cv < 0) or np.any(cv >= n)):
+            raise ValueError("choose: invalid entry in choice array")
+    from ._manipulation import _promote_all
+    parts = broadcast_arrays(idx, *_promote_all("choose", list(choices)))
+    idx, cs = parts[0], parts[1:]
+    if get_aval(idx).dtype != _dt.int32:
+        idx = lax.convert_element_type(idx, _dt.int32)
+    return lax.select_n(idx, *cs)

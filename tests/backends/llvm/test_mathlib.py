@@ -1,0 +1,217 @@
+"""Accuracy, special values and vectorisation of the inline math library."""
+
+from __future__ import annotations
+
+import re
+
+import llvmlite.ir as ir
+import numpy as np
+import pytest
+
+import mathlib_cases as mc
+from ember.backends.llvm import (KernelLauncher, compile_ir, inspect_ir, loops, mathlib, target)
+
+NAMES = sorted(mathlib.MATH_FUNCTIONS)
+DTYPES = [np.float32, np.float64]
+N_POINTS = 1 << 17
+
+
+def _ty(dtype):
+    return ir.FloatType() if np.dtype(dtype) == np.float32 else ir.DoubleType()
+
+
+def _module(dtype, names=NAMES) -> str:
+    ty = _ty(dtype)
+    m = ir.Module()
+    for name in names:
+        nargs = mathlib.MATH_FUNCTIONS[name].nargs
+        loops.elementwise_kernel(m, f"k_{name}", nargs, ty,
+                                 lambda b, xs, name=name: [mathlib.emit(b, name, xs, ty)])
+    return str(m)
+
+
+_compiled: dict = {}
+
+
+def _kernel(name, dtype):
+    key = np.dtype(dtype)
+    if key not in _compiled:
+        _compiled[key] = compile_ir(_module(dtype), [f"k_{n}" for n in NAMES])
+    return KernelLauncher(_compiled[key][f"k_{name}"], mathlib.MATH_FUNCTIONS[name].nargs + 1)
+
+
+def _apply(name, dtype, args):
+    out = np.empty_like(args[0])
+    _kernel(name, dtype).prepare(list(args) + [out])(0, out.size)
+    return out
+
+
+def _bound(name, dtype):
+    f = mathlib.MATH_FUNCTIONS[name]
+    return f.max_ulp_f32 if np.dtype(dtype) == np.float32 else f.max_ulp_f64
+
+
+def _expected_nan_beyond_trig_limit(name, dtype, x):
+    lim = mathlib.TRIG_LIMIT["f32" if np.dtype(dtype) == np.float32 else "f64"]
+    if name not in ("sin", "cos", "tan"):
+        return np.zeros(x.shape, dtype=bool)
+    return np.abs(x) > lim
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", NAMES)
+def test_accuracy(name, dtype):
+    args = mc.inputs(name, dtype, N_POINTS)
+    got = _apply(name, dtype, args)
+    ref = mc.reference(name, args)
+    beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
+    assert np.all(np.isnan(got[beyond]))
+    err = mc.ulp_error(got[~beyond], ref[~beyond], dtype)
+    worst = int(np.argmax(err))
+    assert err.max() <= _bound(name, dtype), (
+        f"{name} {np.dtype(dtype)}: {err.max():.3f} ulp at "
+        f"{[a[~beyond][worst] for a in args]}: got {got[~beyond][worst]!r}, "
+        f"want {ref[~beyond][worst]!r}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", NAMES)
+def test_special_values(name, dtype):
+    sp = mc.specials(dtype)
+    if mathlib.MATH_FUNCTIONS[name].nargs == 2:
+        a, b = np.meshgrid(sp, sp)
+        args = [a.ravel(), b.ravel()]
+    else:
+        args = [sp]
+    got = _apply(name, dtype, args)
+    with np.errstate(all="ignore"):
+        want = mc.reference(name, args).astype(dtype)
+    beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
+    want[beyond] = np.nan
+    for i in range(got.size):
+        inp = [a[i] for a in args]
+        g, w = got[i], want[i]
+        if np.isnan(w):
+            assert np.isnan(g), f"{name}{inp}: got {g!r}, want NaN"
+        elif np.isinf(w) or w == 0:
+            assert g == w and np.signbit(g) == np.signbit(w), f"{name}{inp}: got {g!r}, want {w!r}"
+    # finite non-zero results: within the documented bound
+    fin = np.isfinite(want) & (want != 0)
+    err = mc.ulp_error(got[fin], mc.reference(name, [a[fin] for a in args]), dtype)
+    assert err.size == 0 or err.max() <= _bound(name, dtype)
+
+
+# C99 Annex F cases spelled out, independent of the numpy reference
+EXACT = [
+    ("exp", [np.inf], np.inf), ("exp", [-np.inf], 0.0), ("exp", [1000.0], np.inf),
+    ("exp", [-1000.0], 0.0), ("exp", [0.0], 1.0), ("exp", [-0.0], 1.0),
+    ("expm1", [-0.0], -0.0), ("expm1", [-np.inf], -1.0), ("expm1", [np.inf], np.inf),
+    ("log", [0.0], -np.inf), ("log", [-0.0], -np.inf), ("log", [-1.0], np.nan),
+    ("log", [np.inf], np.inf), ("log", [1.0], 0.0), ("log2", [8.0], 3.0), ("log2", [0.0], -np.inf),
+    ("log1p", [-0.0], -0.0), ("log1p", [-1.0], -np.inf), ("log1p", [-2.0], np.nan),
+    ("tanh", [-0.0], -0.0), ("tanh", [np.inf], 1.0), ("tanh", [-np.inf], -1.0),
+    ("tanh", [30.0], 1.0), ("tanh", [-1e30], -1.0),
+    ("logistic", [np.inf], 1.0), ("logistic", [-np.inf], 0.0), ("logistic", [0.0], 0.5),
+    ("logistic", [-0.0], 0.5), ("logistic", [200.0], 1.0),
+    ("sin", [np.inf], np.nan), ("cos", [-np.inf], np.nan), ("tan", [np.inf], np.nan),
+    ("sin", [-0.0], -0.0), ("tan", [-0.0], -0.0), ("cos", [0.0], 1.0),
+    ("erf", [-0.0], -0.0), ("erf", [np.inf], 1.0), ("erf", [-np.inf], -1.0),
+    ("erfc", [np.inf], 0.0), ("erfc", [-np.inf], 2.0), ("erfc", [100.0], 0.0),
+    ("sqrt", [-0.0], -0.0), ("sqrt", [-1.0], np.nan), ("cbrt", [-0.0], -0.0),
+    ("cbrt", [-8.0], -2.0), ("cbrt", [-np.inf], -np.inf), ("cbrt", [27.0], 3.0),
+    ("atan", [-0.0], -0.0), ("atan", [np.inf], np.pi / 2),
+    ("asin", [-0.0], -0.0), ("asin", [1.5], np.nan), ("acos", [1.0], 0.0), ("acos", [-1.1], np.nan),
+    ("sinh", [-0.0], -0.0), ("sinh", [-np.inf], -np.inf), ("cosh", [-np.inf], np.inf),
+    ("cosh", [1000.0], np.inf), ("sinh", [1000.0], np.inf),
+    ("asinh", [-0.0], -0.0), ("asinh", [-np.inf], -np.inf), ("acosh", [1.0], 0.0),
+    ("acosh", [0.5], np.nan), ("acosh", [np.inf], np.inf), ("atanh", [-0.0], -0.0),
+    ("atanh", [1.0], np.inf), ("atanh", [-1.0], -np.inf), ("atanh", [1.5], np.nan),
+    ("pow", [np.nan, 0.0], 1.0), ("pow", [1.0, np.nan], 1.0), ("pow", [-1.0, np.inf], 1.0),
+    ("pow", [-0.0, -3.0], -np.inf), ("pow", [-0.0, -2.0], np.inf), ("pow", [-0.0, 3.0], -0.0),
+    ("pow", [-0.0, 2.0], 0.0), ("pow", [-2.0, 0.5], np.nan), ("pow", [-2.0, 3.0], -8.0),
+    ("pow", [-np.inf, 3.0], -np.inf), ("pow", [-np.inf, -3.0], -0.0), ("pow", [-np.inf, 0.5], np.inf),
+    ("pow", [0.5, np.inf], 0.0), ("pow", [0.5, -np.inf], np.inf), ("pow", [2.0, -np.inf], 0.0),
+    ("pow", [np.inf, -1.0], 0.0), ("pow", [2.0, 10.0], 1024.0), ("pow", [np.nan, 1.0], np.nan),
+    ("atan2", [0.0, -0.0], np.pi), ("atan2", [-0.0, -0.0], -np.pi), ("atan2", [-0.0, 0.0], -0.0),
+    ("atan2", [1.0, 0.0], np.pi / 2), ("atan2", [np.inf, np.inf], np.pi / 4),
+    ("atan2", [-np.inf, -np.inf], -3 * np.pi / 4), ("atan2", [1.0, -np.inf], np.pi),
+    ("atan2", [-1.0, np.inf], -0.0), ("atan2", [np.nan, 1.0], np.nan),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("name,args,want", EXACT, ids=[f"{n}{a}" for n, a, _ in EXACT])
+def test_exact_cases(name, args, want, dtype):
+    got = _apply(name, dtype, [np.array([a], dtype=dtype) for a in args])[0]
+    w = np.dtype(dtype).type(want)
+    if np.isnan(w):
+        assert np.isnan(got)
+    else:
+        assert got == w and np.signbit(got) == np.signbit(w), (got, w)
+
+
+def test_sigmoid_alias_and_errors():
+    ty = ir.FloatType()
+    m = ir.Module()
+    b = ir.IRBuilder(ir.Function(m, ir.FunctionType(ty, [ty]), "f").append_basic_block())
+    x = b.function.args[0]
+    mathlib.emit(b, "sigmoid", [x], ty)
+    assert mathlib.supported("sigmoid") and not mathlib.supported("gamma")
+    with pytest.raises(KeyError):
+        mathlib.emit(b, "gamma", [x], ty)
+    with pytest.raises(TypeError):
+        mathlib.emit(b, "exp", [x, x], ty)
+    with pytest.raises(TypeError):
+        mathlib.emit(b, "exp", [x], ir.DoubleType())
+    with pytest.raises(TypeError):
+        mathlib.emit(b, "exp", [ir.Constant(ir.HalfType(), 1.0)], ir.HalfType())
+
+
+def _function_bodies(opt_ir: str) -> dict[str, str]:
+    bodies = {}
+    for chunk in opt_ir.split("\ndefine ")[1:]:
+        name = re.search(r'@"?([\w.]+)"?\(', chunk).group(1)
+        bodies[name] = chunk.split("\n}\n")[0]
+    return bodies
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_every_function_vectorises(dtype):
+    """No libm calls survive, and each loop is widened to the full vector
+    width: the point of the whole library."""
+    opt_ir, asm = inspect_ir(_module(dtype))
+    wide = 512 if target.host_has_feature("avx512f") else 256
+    lanes = wide // (32 if np.dtype(dtype) == np.float32 else 64)
+    elt = "float" if np.dtype(dtype) == np.float32 else "double"
+    for name, body in _function_bodies(opt_ir).items():
+        if elt == "float" and name[2:] in mathlib.F32_VIA_F64:
+            # computed in double internally: one double vector per step
+            assert f"<{lanes // 2} x double>" in body, f"{name} did not vectorise"
+            continue
+        assert f"<{lanes} x {elt}>" in body, f"{name} did not vectorise to {lanes} lanes"
+        callees = set(re.findall(r"call [^@]*@\"?([\w.]+)", body))
+        assert all(c.startswith("llvm.") for c in callees), (name, callees)
+    if wide == 512:
+        assert "zmm" in asm
+
+
+def test_exp_kernel_assembly_uses_vector_registers():
+    m = ir.Module()
+    f32 = ir.FloatType()
+    loops.elementwise_kernel(m, "vexp", 1, f32, lambda b, xs: [mathlib.emit(b, "exp", xs, f32)])
+    _, asm = inspect_ir(str(m))
+    reg = "zmm" if target.host_has_feature("avx512f") else "ymm"
+    assert re.search(rf"vfmadd\w+ps\s+%{reg}", asm), "exp kernel is not vectorised"
+    assert "expf" not in asm
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("name", NAMES)
+def test_accuracy_large_sample(name, dtype):
+    args = mc.inputs(name, dtype, 1 << 21, seed=7)
+    got = _apply(name, dtype, args)
+    ref = mc.reference(name, args)
+    beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
+    err = mc.ulp_error(got[~beyond], ref[~beyond], dtype)
+    assert err.max() <= _bound(name, dtype)
