@@ -29,3 +29,5 @@ from .transforms.checkpoint import (checkpoint, remat, checkpoint_name, saved_re
                                     save_only_these_names)
 from .transforms.misc import stop_gradient, eval_shape  # noqa: F401,E402
 from .api_device import devices, device_put, default_device  # noqa: F401,E402
+from .serialization import save, load  # noqa: E402,F401
+from . import random, nn  # noqa: E402,F401

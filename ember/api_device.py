@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends.base import Device, available_backends, get_backend
+from .backends.base import Device, get_backend
 
 
 def devices(backend: str | None = None) -> list[Device]:

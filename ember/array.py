@@ -196,9 +196,8 @@ def wrap_buffer(buf, device: Device | None = None, aval: AbstractArray | None = 
     if device is None or device.platform == "cpu":
         if type(buf) is not np.ndarray:
             buf = np.asarray(buf)
-        if buf.flags.writeable:
-            buf.flags.writeable = False
-        device = device or cpu_device()
+        buf.flags.writeable = False
+        device = device or _CPU or cpu_device()
     a._value = buf
     a._aval = aval
     a._device = device

@@ -15,6 +15,7 @@ _ENV = {
     "log_compiles": ("EMBER_LOG_COMPILES", False),
     "dump_kernels": ("EMBER_DUMP_KERNELS", False),
     "cache": ("EMBER_CACHE", True),
+    "typecheck": ("EMBER_TYPECHECK", False),
 }
 
 
@@ -43,3 +44,8 @@ def log_compiles() -> bool:
 def dump_kernels() -> bool:
     """Print the loop kernels the native backends generate (EMBER_DUMP_KERNELS=1)."""
     return _flag("dump_kernels")
+
+
+def typecheck_graphs() -> bool:
+    """Typecheck every staged graph as it is built (EMBER_TYPECHECK=1; the test suite sets it)."""
+    return _flag("typecheck")

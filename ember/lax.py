@@ -35,6 +35,7 @@ from .fx.prims.window import (padtype_to_pads, reduce_window_max, reduce_window_
                               reduce_window_sum_p, select_and_gather_add,
                               select_and_gather_add_p, select_and_scatter_add,
                               select_and_scatter_add_p)
-from .transforms.control_flow import cond, switch, scan, while_loop, fori_loop, map  # noqa: F401,E402
+from .transforms.control_flow import (cond, switch, scan, while_loop, fori_loop, map,  # noqa: F401,E402
+                                     associative_scan)
 from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
 from . import lax_linalg as linalg  # noqa: F401,E402

@@ -52,8 +52,15 @@ class ArrayOps:
     def __invert__(self): return _ns().bitwise_invert(self)
 
     # comparisons
-    def __eq__(self, o): return _ns().equal(self, o)
-    def __ne__(self, o): return _ns().not_equal(self, o)
+    def __eq__(self, o):
+        if o is None or isinstance(o, str):
+            return NotImplemented  # Python then compares identities: x == None is False
+        return _ns().equal(self, o)
+
+    def __ne__(self, o):
+        if o is None or isinstance(o, str):
+            return NotImplemented
+        return _ns().not_equal(self, o)
     def __lt__(self, o): return _ns().less(self, o)
     def __le__(self, o): return _ns().less_equal(self, o)
     def __gt__(self, o): return _ns().greater(self, o)
@@ -86,10 +93,8 @@ class ArrayOps:
     # array-API / numpy conveniences
     @property
     def T(self):
-        if self.ndim != 2:
-            raise ValueError(f".T needs a 2-d array (got {self.ndim}-d); use .mT or "
-                             f"ember.numpy.permute_dims for stacks of matrices")
-        return _ns().permute_dims(self, (1, 0))
+        # numpy semantics: reverse all axes (a no-op on 0-d and 1-d arrays)
+        return _ns().permute_dims(self, tuple(range(self.ndim))[::-1])
 
     @property
     def mT(self):
@@ -131,6 +136,21 @@ class ArrayOps:
     def conj(self): return _ns().conj(self)
     def dot(self, other): return _ns().dot(self, other)
     def swapaxes(self, a, b): return _ns().swapaxes(self, a, b)
+
+    def cumprod(self, axis=None, dtype=None): return _ns().cumprod(self, axis=axis, dtype=dtype)
+    def nonzero(self, *, size=None, fill_value=None): return _ns().nonzero(self, size=size, fill_value=fill_value)
+    def sort(self, axis=-1, *, descending=False, stable=True): return _ns().sort(self, axis=axis, descending=descending, stable=stable)
+    def argsort(self, axis=-1, *, descending=False, stable=True): return _ns().argsort(self, axis=axis, descending=descending, stable=stable)
+    def repeat(self, repeats, axis=None): return _ns().repeat(self, repeats, axis=axis)
+    def take(self, indices, axis=None, mode=None): return _ns().take(self, indices, axis=axis, mode=mode)
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None): return _ns().trace(self, offset, axis1, axis2, dtype)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _ns().diagonal(self, offset, axis1, axis2)
+    def ptp(self, axis=None, keepdims=False): return _ns().ptp(self, axis=axis, keepdims=keepdims)
+    def conjugate(self): return _ns().conj(self)
+    def __round__(self, ndigits=None): return _ns().round(self, decimals=ndigits or 0)
+
+    def __contains__(self, value):
+        return bool(_ns().any(_ns().equal(self, value)))
 
     @property
     def real(self): return _ns().real(self)

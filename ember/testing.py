@@ -6,7 +6,6 @@ Example:
 """
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 
@@ -25,7 +24,10 @@ def _tol(dtype, atol, rtol):
 
 
 def _inner(a, b):
-    return float(np.real(np.sum(np.conj(np.asarray(a, np.complex128)) * np.asarray(b, np.complex128))))
+    # Re(sum(a * b)) with no conjugation: ember's transposes are plain (bilinear)
+    # transposes, as in JAX, so Re<ct, J t> == Re<J^T ct, t> holds for real,
+    # holomorphic and non-holomorphic (R-linear) complex functions alike.
+    return float(np.real(np.sum(np.asarray(a, np.complex128) * np.asarray(b, np.complex128))))
 
 
 def _rand_like(rng, x):

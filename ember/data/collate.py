@@ -28,13 +28,18 @@ __all__ = ["default_collate", "default_convert", "pad_sequence", "lengths_to_mas
 
 
 def _to_ember(x: np.ndarray):
-    """Wrap a numpy batch leaf as an ember array (the single conversion point)."""
-    try:
-        from ember.numpy import asarray
-    except ImportError:
-        # The ember.numpy core is being written concurrently; until
-        # `ember.numpy.asarray` exists, batches stay numpy arrays.
-        return x
+    """Wrap a numpy batch leaf as an ember array (the single conversion point).
+
+    The loader owns every batch buffer it builds (freshly collated or copied out
+    of shared memory), so it is wrapped without a copy and frozen read-only.
+    """
+    from ember.array import wrap_buffer
+    from ember.numpy import asarray
+    if isinstance(x, np.ndarray) and x.flags.owndata and x.dtype.kind in "biufc?":
+        try:
+            return wrap_buffer(x)
+        except TypeError:  # a dtype ember does not support: let asarray explain
+            pass
     return asarray(x)
 
 

@@ -19,7 +19,7 @@ import contextlib
 import contextvars
 import os
 import sys
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -28,14 +28,15 @@ from .. import dtypes as _dt
 # --- errors -----------------------------------------------------------------
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_STDLIB_DIR = os.path.dirname(os.path.abspath(contextlib.__file__))
 
 
 def user_frame(depth: int = 2):
-    """The innermost stack frame outside the ember package (the user's code)."""
+    """The innermost stack frame outside ember and the standard library (the user's code)."""
     f = sys._getframe(depth)
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_EMBER_DIR) and not fn.startswith("<frozen"):
+        if not (fn.startswith(_EMBER_DIR) or fn.startswith(_STDLIB_DIR) or fn.startswith("<frozen")):
             return f
         f = f.f_back
     return None
@@ -281,13 +282,14 @@ class EvalTrace(Trace):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        Array, wrap_buffer = _array_types()
+        Array, wrap_buffer = _ARRAY_TYPES or _array_types()
         vals, avals = [], []
         device = None
         for x in args:
             if type(x) is Array:
                 vals.append(x._value)
-                avals.append(x.aval)
+                a = x._aval
+                avals.append(a if a is not None else x.aval)
                 if device is None:
                     device = x._device
             elif isinstance(x, Tracer):
@@ -295,7 +297,15 @@ class EvalTrace(Trace):
             else:
                 vals.append(x)
                 avals.append(get_aval(x))
-        out_aval = _eager_abstract_eval(prim, avals, params)
+        # the memoised abstract evaluation (see _eager_abstract_eval), inlined: this is
+        # the hot path of every eager operation
+        try:
+            key = (prim, tuple(avals), tuple(params.items())) if params else (prim, tuple(avals))
+            out_aval = _EAGER_AVALS.get(key)
+        except TypeError:
+            key = out_aval = None
+        if out_aval is None:
+            out_aval = _eager_abstract_eval(prim, avals, params)
         if device is None or device.platform == "cpu":
             try:
                 out = prim.impl(*vals, **params)
@@ -305,7 +315,9 @@ class EvalTrace(Trace):
             out = device.backend.execute(prim, vals, params, device)
         if prim.multiple_results:
             return [wrap_buffer(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
-        return wrap_buffer(_checked(prim, out, out_aval), device, out_aval)
+        if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:
+            out = _checked(prim, out, out_aval)
+        return wrap_buffer(out, device, out_aval)
 
 
 def _checked(prim, out, aval):
@@ -328,7 +340,7 @@ _EAGER_AVALS: dict = {}
 
 def _eager_abstract_eval(prim, avals, params):
     try:
-        key = (prim, tuple(avals), tuple(params.items()) if params else ())
+        key = (prim, tuple(avals), tuple(params.items())) if params else (prim, tuple(avals))
         hit = _EAGER_AVALS.get(key)
     except TypeError:  # unhashable params: validate without memoising
         key, hit = None, None

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import AbstractArray, Primitive, bind, get_aval
+from .core import AbstractArray, Primitive, get_aval
 
 _counter = itertools.count()
 

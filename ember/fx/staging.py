@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import config
 from .. import dtypes as _dt
 from ..tree import tree_flatten, tree_unflatten
 from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval,
@@ -105,6 +106,9 @@ def trace_flat(fun, in_avals, parent: Trace | None = None) -> ClosedGraph:
         args = [trace.new_arg(a) for a in in_avals]
         outs = fun(*args)
         closed = trace.finish(list(outs))
+    if config.typecheck_graphs():
+        from .ir import typecheck
+        typecheck(closed)
     return closed
 
 

@@ -1,4 +1,37 @@
-"""`ember.numpy`: the Python array API standard namespace, composed from primitives."""
+"""`ember.numpy`: the Python array API standard (2024.12) namespace plus the numpy names
+users reach for, composed from ember's primitives so every transform applies.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> enp.sum(enp.arange(4) ** 2).item()
+    14
+"""
+from . import _core, _creation, _elementwise, _indexing, _info, _linear, _manipulation
+from . import _reductions, _searching, _sets, _sorting, _utility
 from ._core import asarray, array, broadcast_shapes, broadcast_to  # noqa: F401
+from ._creation import *  # noqa: F401,F403
 from ._elementwise import *  # noqa: F401,F403
-from . import linalg, fft  # noqa: E402,F401
+from ._indexing import *  # noqa: F401,F403
+from ._info import *  # noqa: F401,F403
+from ._info import __array_api_version__, __array_namespace_info__  # noqa: F401
+from ._linear import *  # noqa: F401,F403
+from ._manipulation import *  # noqa: F401,F403
+from ._reductions import *  # noqa: F401,F403
+from ._searching import *  # noqa: F401,F403
+from ._sets import *  # noqa: F401,F403
+from ._sorting import *  # noqa: F401,F403
+from ._utility import *  # noqa: F401,F403
+
+__all__ = sorted(set(
+    ["asarray", "array", "broadcast_shapes", "broadcast_to"]
+    + _creation.__all__ + _elementwise.__all__ + _indexing.__all__ + _info.__all__
+    + _linear.__all__ + _manipulation.__all__ + _reductions.__all__ + _searching.__all__
+    + _sets.__all__ + _sorting.__all__ + _utility.__all__))
+
+# `linalg` and `fft` are separate modules (other owners); import them when present.
+import importlib.util as _ilu  # noqa: E402
+
+for _sub in ("linalg", "fft"):
+    if _ilu.find_spec(f"{__name__}.{_sub}") is not None:
+        globals()[_sub] = __import__(f"{__name__}.{_sub}", fromlist=[_sub])
+del _ilu, _sub

@@ -143,13 +143,28 @@ _KIND_RANK = {d: {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[_dt.kind(d)] for d in 
 _PY_RANK = {bool: 0, int: 1, float: 2, complex: 3}
 
 
+_SCALAR_CACHE: dict = {}
+
+
 def _scalar_as(op, v, dtype):
-    """A Python scalar as a rank-0 numpy value of `dtype` (weak typing: it adopts the dtype)."""
+    """A Python scalar as a rank-0 numpy value of `dtype` (weak typing: it adopts the dtype).
+
+    Conversions are memoised (numpy scalars are immutable): `x + 1` in a loop is hot.
+    Zero floats and NaN are not cached, so -0.0 never aliases 0.0.
+    """
+    key = (type(v), v, dtype)
+    hit = _SCALAR_CACHE.get(key)
+    if hit is not None:
+        return hit
     try:
-        return np.array(v, dtype=dtype)[()]
+        out = np.array(v, dtype=dtype)[()]
     except OverflowError:
         raise OverflowError(f"{op}: Python scalar {v!r} is out of range for dtype {dtype}; "
                             f"convert the array to a wider dtype first") from None
+    if len(_SCALAR_CACHE) < 4096 and (type(v) is not float or (v == v and v != 0.0)) \
+            and not (type(v) is complex and (v != v or v.real == 0.0 or v.imag == 0.0)):
+        _SCALAR_CACHE[key] = out
+    return out
 
 
 def promote_args(op: str, *args, to_inexact: bool = False):
@@ -214,6 +229,25 @@ def _promote_general(op, args, to_inexact):
         elif shape is not None and not av.shape and isinstance(a, np.ndarray):
             a = a[()]
         out.append(a)
+    return out
+
+
+def promote_dtypes(op: str, *args, to_inexact: bool = False):
+    """Convert operands to their common dtype (array-API promotion) without broadcasting.
+
+    Python scalars become rank-0 ember arrays of that dtype.
+    """
+    avals = [get_aval(a) for a in args]
+    dtype, _ = _dt.promote([a.dtype for a in avals], [a.weak_type for a in avals])
+    if to_inexact and not _dt.is_inexact(dtype):
+        dtype = inexact_for([a.dtype for a in avals], [a.weak_type for a in avals])
+    out = []
+    for a, av in zip(args, avals):
+        if type(a) in _PY_SCALARS:
+            a = asarray(_scalar_as(op, a, dtype))
+        elif av.dtype != dtype:
+            a = _cv.convert_element_type(a, dtype)
+        out.append(ensure_array(a))
     return out
 
 

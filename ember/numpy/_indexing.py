@@ -133,6 +133,9 @@ def _parse(idx, shape, op):
                 cv = np.asarray(cv)
                 if nd == 0:
                     raw.append(_Item("boolscalar", bool(cv)))
+                elif cv.size == 0 and nd == 1:
+                    # numpy's legacy rule: an empty boolean list indexes like an empty int list
+                    raw.append(_Item("adv", np.zeros(0, np.int64)))
                 else:
                     raw.append(_Item("mask", cv))
             elif dt.kind in "iu":
@@ -307,7 +310,7 @@ def getitem(x, idx, mode=None, fill_value=None):
         for it in items:
             if it.kind == "int":
                 it.kind, it.value = "adv", np.asarray(it.value)
-        has_adv = has_adv or any(it.kind == "dyn" for it in items)
+        has_adv = any(it.kind in ("adv", "dyn") for it in items)
     if not has_adv:
         for d, it in enumerate(items):
             if it.kind == "int":
@@ -334,8 +337,8 @@ def getitem(x, idx, mode=None, fill_value=None):
     idt = _index_dtype(sshape)
     arrs = [_prepare_adv(items[d].value, sshape[d], orig_axis[d], shape, mode is None, idt, op)
             for d in adv]
-    bshape = broadcast_shapes(*[np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
-                                for a in arrs], op="getitem (index arrays)")
+    bshape = _index_broadcast([np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
+                               for a in arrs], op)
     comps = []
     for a in arrs:
         if isinstance(a, np.ndarray):
@@ -349,9 +352,18 @@ def getitem(x, idx, mode=None, fill_value=None):
     else:
         comps = [ensure_array(c) if isinstance(c, np.ndarray) else c for c in comps]
         indices = lax.concatenate(comps, len(bshape))
-    adjacent = adv == list(range(adv[0], adv[0] + len(adv)))
+    adjacent = adv == list(range(adv[0], adv[0] + len(adv))) and _adv_consecutive_in_tuple(idx)
     rest = [d for d in range(len(items)) if d not in adv]
     nb = len(bshape)
+    if any(sshape[d] == 0 for d in adv):
+        # nothing to gather from: only an empty index is valid
+        if int(np.prod(bshape, dtype=np.int64)) != 0:
+            raise IndexError(f"{op}: cannot index into an empty axis (array shape {tuple(shape)})"
+                             f"{_where_line()}")
+        rs = [sshape[d] for d in rest]
+        out_shape = (tuple(rs[:adv[0]]) + bshape + tuple(rs[adv[0]:])) if adjacent else \
+            bshape + tuple(rs)
+        return lax.broadcast_in_dim(const(xa.dtype, 0), out_shape, ())
     if adjacent:
         nbefore = adv[0]  # every dim before the (contiguous) advanced block is a slice
         offset_dims = tuple(range(nbefore)) + tuple(range(nbefore + nb, nb + len(rest)))
@@ -362,6 +374,15 @@ def getitem(x, idx, mode=None, fill_value=None):
     slice_sizes = tuple(1 if d in adv else s for d, s in enumerate(sshape))
     gmode = "clip" if mode is None else mode
     return lax.gather(x, indices, dn, slice_sizes, mode=gmode, fill_value=fill_value)
+
+
+def _index_broadcast(shapes, op):
+    try:
+        return broadcast_shapes(*shapes, op=op)
+    except TypeError:
+        raise IndexError(f"{op}: shape mismatch: indexing arrays could not be broadcast together "
+                         f"with shapes {' '.join(str(tuple(s)) for s in shapes)}"
+                         f"{_where_line()}") from None
 
 
 def _orig_axes(n_items, new_positions):
@@ -496,6 +517,16 @@ def _combine(kind, cur, v):
     return lax.max(cur, v)
 
 
+def _adv_consecutive_in_tuple(idx) -> bool:
+    """numpy keeps the advanced-index block in place only when the advanced
+    entries (arrays and integers) are consecutive in the index tuple itself: an
+    Ellipsis or None between them separates them even if it covers no axis."""
+    entries = idx if isinstance(idx, tuple) else (idx,)
+    pos = [i for i, e in enumerate(entries)
+           if not (e is None or e is Ellipsis or isinstance(e, slice))]
+    return not pos or pos == list(range(pos[0], pos[0] + len(pos)))
+
+
 def _scatter(x, idx, values, kind, mode):
     x = ensure_array(x)
     xa = get_aval(x)
@@ -524,12 +555,12 @@ def _scatter(x, idx, values, kind, mode):
             adv_vals[d] = np.asarray(i, dtype=idt)
         else:
             adv_vals[d] = _prepare_adv(it.value, eshape[d], orig_axis[d], shape, check, idt, op)
-    bshape = broadcast_shapes(*[np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
-                                for a in adv_vals.values()], op=op + " (index arrays)") \
-        if adv_vals else ()
+    bshape = _index_broadcast([np.shape(a) if isinstance(a, np.ndarray) else get_aval(a).shape
+                               for a in adv_vals.values()], op) if adv_vals else ()
     # layout entries: ('B',) block or ('S', d)
     slices = [d for d, it in enumerate(items) if it.kind == "slice"]
-    adjacent = bool(arr_dims) and arr_dims == list(range(arr_dims[0], arr_dims[0] + len(arr_dims)))
+    adjacent = (bool(arr_dims) and arr_dims == list(range(arr_dims[0], arr_dims[0] + len(arr_dims)))
+                and _adv_consecutive_in_tuple(idx))
     layout = []
     if not arr_dims:
         layout = [("S", d) for d in slices]
@@ -577,7 +608,7 @@ def _scatter(x, idx, values, kind, mode):
             bd = tuple(range(p + len(bshape) - len(np.shape(a) if isinstance(a, np.ndarray)
                                                     else get_aval(a).shape), p + len(bshape)))
             if isinstance(a, np.ndarray):
-                a = ensure_array(np.ascontiguousarray(a))
+                a = ensure_array(np.array(a, copy=True))
             comps.append(lax.broadcast_in_dim(a, batch_shape, bd) if batch_shape else a)
         else:
             st, lim, stp, length, r = sparams[d]

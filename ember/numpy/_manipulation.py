@@ -16,7 +16,7 @@ from numpy.exceptions import AxisError
 from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval, shape_error
-from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args
+from ._core import broadcast_shapes, broadcast_to, ensure_array
 from ._util import (canonicalize_axes, canonicalize_axis, concrete, concrete_or_none, const,
                     no_numpy_feature, static_int)
 
@@ -359,6 +359,8 @@ def swapaxes(x, axis1, axis2, /):
 
 def _take_static(x, idx, axis):
     from ._indexing import take
+    if np.size(idx) == 0:
+        return lax.slice_in_dim(x, 0, 0, 1, axis)
     return take(x, np.asarray(idx, dtype=np.int64 if np.size(idx) and np.max(idx) >= 2 ** 31 - 1
                               else np.int32), axis=axis)
 
@@ -829,28 +831,41 @@ def pad(array, pad_width, mode="constant", **kwargs):
         if n == 0:
             raise ValueError(f"pad: can't extend empty axis {ax} using modes other than "
                              f"'constant' or 'empty'")
-        idx = _pad_index(n, lo, hi, mode)
-        y = _take_static(x, idx, ax)
-        if reflect_type == "odd" and mode in ("reflect", "symmetric"):
-            y = _odd_reflect(x, y, n, lo, hi, ax, mode)
-        x = y
+        if reflect_type == "odd" and mode in ("reflect", "symmetric") and n > 1:
+            x = _odd_reflect(x, n, lo, hi, ax, mode == "symmetric")
+        else:
+            x = _take_static(x, _pad_index(n, lo, hi, mode), ax)
     return x
 
 
-def _odd_reflect(x, y, n, lo, hi, ax, mode):
-    """Odd reflection: 2 * edge - mirrored value, applied per side (numpy's reflect_type='odd')."""
+def _odd_reflect(x, n, lo, hi, ax, include_edge):
+    """numpy's reflect_type='odd': reflect chunk by chunk, each chunk mirrored through the
+    current edge value (2 * edge - mirrored), so large pads keep extrapolating."""
     from ._elementwise import multiply, subtract
-    parts = []
-    if lo:
-        edge = lax.slice_in_dim(x, 0, 1, 1, ax)
-        seg = lax.slice_in_dim(y, 0, lo, 1, ax)
-        parts.append(subtract(multiply(edge, 2), seg))
-    parts.append(lax.slice_in_dim(y, lo, lo + n, 1, ax))
-    if hi:
-        edge = lax.slice_in_dim(x, n - 1, n, 1, ax)
-        seg = lax.slice_in_dim(y, lo + n, lo + n + hi, 1, ax)
-        parts.append(subtract(multiply(edge, 2), seg))
-    return concat(parts, axis=ax)
+    off = 1 if include_edge else 0
+    while lo > 0 or hi > 0:
+        length = get_aval(x).shape[ax]
+        if include_edge:
+            chunk_max = length // n * n
+        else:
+            chunk_max = (length - 1) // (n - 1) * (n - 1)
+        if lo > 0:
+            c = min(chunk_max, lo)
+            seg = lax.rev(lax.slice_in_dim(x, 1 - off, c + 1 - off, 1, ax), (ax,))
+            edge = lax.slice_in_dim(x, 0, 1, 1, ax)
+            left = subtract(multiply(edge, 2), seg)
+        if hi > 0:
+            c2 = min(chunk_max, hi)
+            seg = lax.rev(lax.slice_in_dim(x, length - 1 + off - c2, length - 1 + off, 1, ax), (ax,))
+            edge = lax.slice_in_dim(x, length - 1, length, 1, ax)
+            right = subtract(multiply(edge, 2), seg)
+        parts = ([left] if lo > 0 else []) + [x] + ([right] if hi > 0 else [])
+        if lo > 0:
+            lo -= c
+        if hi > 0:
+            hi -= c2
+        x = concat(parts, axis=ax)
+    return x
 
 
 def _pad_stat(x, pads, mode, kwargs):
@@ -897,18 +912,19 @@ def _pad_stat(x, pads, mode, kwargs):
 
 
 def _ramp_segment(edge, end, width, ax, left):
-    """numpy's linear_ramp: from `end` (excluded at the array side) toward the edge value."""
-    from ._elementwise import add, multiply, subtract
+    """numpy's linear_ramp: linspace(end, edge, width, endpoint=False) in double precision
+    (reversed on the right side), rounded down into integer dtypes."""
+    from ._elementwise import add, divide, multiply, subtract
     a = get_aval(edge)
-    wd = _dt.float64 if a.dtype == _dt.float64 else _dt.float32
+    wd = _dt.complex128 if _dt.kind(a.dtype) == "c" else _dt.float64
     e = lax.convert_element_type(edge, wd)
-    t = lax.div(lax.iota(wd, (width,), 0), const(wd, width))
-    if not left:
-        t = lax.rev(t, (0,))
     shape = a.shape[:ax] + (width,) + a.shape[ax + 1:]
-    tb = lax.broadcast_in_dim(t, shape, (ax,))
-    eb = broadcast_to(e, shape)
-    vals = add(multiply(subtract(eb, const(wd, end)), tb), const(wd, end))
+    step = divide(subtract(e, const(wd, end)), const(wd, width))
+    i = lax.iota(_dt.float64, (width,), 0)
+    if not left:
+        i = lax.rev(i, (0,))
+    ib = lax.convert_element_type(lax.broadcast_in_dim(i, shape, (ax,)), wd)
+    vals = add(multiply(ib, broadcast_to(step, shape)), const(wd, end))
     if _dt.kind(a.dtype) in "iu":
         from ._elementwise import floor as _floor
         vals = _floor(vals)
@@ -995,8 +1011,8 @@ def append(arr, values, axis=None):
         >>> enp.append(enp.asarray([1, 2]), 3).tolist()
         [1, 2, 3]
     """
-    arr, values = promote_args("append", _arr(arr), values)
-    arr, values = ensure_array(arr), ensure_array(values)
+    from ._core import promote_dtypes
+    arr, values = promote_dtypes("append", _arr(arr), values)
     if axis is None:
         return concat([ravel(arr), ravel(values)], axis=0)
     return concat([arr, values], axis=axis)

@@ -9,8 +9,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import operator
-
 import numpy as np
 
 from .. import dtypes as _dt
@@ -585,7 +583,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     xt = lax.reshape(xt, bshape + (n,))
     if n == 0:
         raise ValueError(f"{op}: cannot take a quantile of an empty array (shape {av.shape})")
-    wd = _dt.float64 if d == _dt.float64 else _dt.float32
+    wd = _dt.float64  # positions in double precision, like numpy (tiny q must not round to 0)
     qv = concrete_or_none(q)
     if qv is not None:
         qv = np.asarray(qv, dtype=np.float64)
@@ -640,7 +638,13 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
         a_lo = gather_at(lo)
         a_hi = gather_at(hi)
         if method == "midpoint":
-            t = const(d, 0.5)
+            # numpy: the mean of the neighbours, or the value itself at an exact index
+            exact = lax.eq(pos_c, lo)
+            half = lax.broadcast_in_dim(const(d, 0.5), get_aval(exact).shape, ()) \
+                if get_aval(exact).shape else const(d, 0.5)
+            zero = lax.broadcast_in_dim(const(d, 0), get_aval(exact).shape, ()) \
+                if get_aval(exact).shape else const(d, 0)
+            t = lax.select_n(exact, half, zero)
             res = lax.add(a_lo, lax.mul(lax.sub(a_hi, a_lo), t))
         else:
             t = lax.convert_element_type(lax.sub(pos_c, lo), d)
@@ -753,5 +757,3 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     no_numpy_feature("nanmedian", out=out)
     return _quantile(a, 0.5, axis, "linear", keepdims, True, "nanmedian")
 
-
-del operator

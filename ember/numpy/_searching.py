@@ -15,9 +15,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import Array
-from ..fx.core import ConcretizationError, Tracer, get_aval
-from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args
+from ..fx.core import ConcretizationError, get_aval
+from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args, promote_dtypes
 from ._util import (INDEX_DTYPE, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
                     const, no_numpy_feature, user_source)
 
@@ -298,8 +297,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if sorter is not None:
         from ._indexing import take
         a = take(a, sorter, axis=0)
-    a, v = promote_args("searchsorted", a, x2)
-    a, v = ensure_array(a), ensure_array(v)
+    a, v = promote_dtypes("searchsorted", a, x2)
     if _dt.kind(get_aval(a).dtype) == "c":
         raise TypeError("searchsorted does not support complex dtypes")
     n = get_aval(a).shape[0]

@@ -58,11 +58,11 @@ def _host(x, op):
 
 
 def _out(v, d):
-    return asarray(np.ascontiguousarray(np.asarray(v).astype(d)))
+    return asarray(np.array(np.asarray(v).astype(d), order="C"))
 
 
 def _idx(v):
-    return asarray(np.ascontiguousarray(np.asarray(v).astype(INDEX_DTYPE)))
+    return asarray(np.array(np.asarray(v).astype(INDEX_DTYPE), order="C"))
 
 
 def _unique_flat(v, equal_nan):
@@ -203,12 +203,11 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
         >>> enp.isin(enp.asarray([1, 2, 3]), enp.asarray([3, 1])).tolist()
         [True, False, True]
     """
-    from ._core import promote_args
+    from ._core import promote_dtypes
     from ._indexing import take
     from ._searching import searchsorted
     from ._sorting import sort
-    e, t = promote_args("isin", element, test_elements)
-    e, t = ensure_array(e), ensure_array(t)
+    e, t = promote_dtypes("isin", element, test_elements)
     ea = get_aval(e)
     tf = lax.reshape(t, (get_aval(t).size,))
     m = get_aval(tf).shape[0]

@@ -11,8 +11,6 @@ Example:
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import dtypes as _dt
@@ -179,5 +177,3 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     _kth(kth, av.shape[ax], "argpartition")
     return argsort(x, axis=ax)
 
-
-del operator

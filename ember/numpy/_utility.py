@@ -187,7 +187,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         ...            enp.asarray([0.0, 10.0, 20.0])).tolist()
         [5.0, 15.0]
     """
-    from ._elementwise import remainder, where
+    from ._elementwise import remainder
+    from ._searching import where
     from ._indexing import take
     from ._searching import searchsorted
     from ._elementwise import clip
@@ -196,8 +197,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
             get_aval(xp).shape != get_aval(fp).shape:
         raise ValueError(f"interp: xp and fp must be 1-D of equal length, got "
                          f"{get_aval(xp).shape} and {get_aval(fp).shape}")
-    x, xp_ = promote_args("interp", x, xp, to_inexact=True)
-    x = ensure_array(x)
+    from ._core import promote_dtypes
+    x, xp_ = promote_dtypes("interp", x, xp, to_inexact=True)
     d = get_aval(x).dtype
     xp = ensure_array(xp_)
     fp = ensure_array(fp)

@@ -29,8 +29,26 @@ from ..fx.prims.fft import FftType
 from ..fx.prims.fft import fft as _fft_prim
 from ._core import asarray
 
-__all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
-           "rfftn", "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+__all__ = [
+    "fft",
+    "fft2",
+    "fftfreq",
+    "fftn",
+    "fftshift",
+    "hfft",
+    "ifft",
+    "ifft2",
+    "ifftn",
+    "ifftshift",
+    "ihfft",
+    "irfft",
+    "irfft2",
+    "irfftn",
+    "rfft",
+    "rfft2",
+    "rfftfreq",
+    "rfftn",
+]
 
 _NORMS = (None, "backward", "ortho", "forward")
 _SWAP = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}

@@ -30,14 +30,43 @@ from ..fx.prims import elementwise as _ew
 from ..fx.prims import linalg as _la
 from ..fx.prims import reduce as _red
 from ..fx.prims import shape as _sh
-from ..fx.prims.rules import moveaxis as _moveaxis
 from ._core import asarray, broadcast_shapes, broadcast_to
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh",
-           "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank",
-           "matrix_transpose", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd",
-           "svdvals", "tensordot", "trace", "vecdot", "vector_norm",
-           "EighResult", "EigResult", "QRResult", "SlogdetResult", "SVDResult"]
+__all__ = [
+    "EigResult",
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matmul",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "matrix_transpose",
+    "norm",
+    "outer",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "svd",
+    "svdvals",
+    "tensordot",
+    "trace",
+    "vecdot",
+    "vector_norm",
+]
 
 
 class EighResult(NamedTuple):
@@ -177,7 +206,7 @@ def matmul(x1, x2, /):
         >>> enp.linalg.matmul(enp.asarray(np.ones((2, 3))), enp.asarray(np.ones(3))).tolist()
         [3.0, 3.0]
     """
-    (a, b), dtype = _promote_dtypes("matmul", x1, x2)
+    (a, b), _ = _promote_dtypes("matmul", x1, x2)
     aa, ba = get_aval(a), get_aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
         raise shape_error("matmul", f"operands must be at least 1-D, got {aa} and {ba} "
@@ -382,22 +411,26 @@ def qr(x, /, *, mode="reduced"):
     return QRResult(_back(q, out), _back(r, out))
 
 
-def eigh(x, /, *, UPLO="L"):
+def eigh(x, /, *, UPLO="L", symmetrize_input=True):
     """Eigenvalues (ascending) and eigenvectors of Hermitian matrices.
 
-    The input is symmetrised first.  Derivatives assume distinct eigenvalues.
+    The input is symmetrised first, (x + x^H) / 2, unless `symmetrize_input` is
+    False; then only the `UPLO` triangle is read, as numpy does.  Derivatives
+    assume distinct eigenvalues.
 
     Example:
         >>> import numpy as np, ember.numpy as enp
         >>> enp.linalg.eigh(enp.asarray([[2.0, 0.0], [0.0, 1.0]])).eigenvalues.tolist()
         [1.0, 2.0]
     """
+    if UPLO not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     x, out = _matrix_input(x, "eigh", square=True)
-    v, w = _la.eigh(x, lower=(UPLO == "L"))
+    v, w = _la.eigh(x, lower=(UPLO == "L"), symmetrize_input=symmetrize_input)
     return EighResult(_back(w, out), _back(v, out))
 
 
-def eigvalsh(x, /, *, UPLO="L"):
+def eigvalsh(x, /, *, UPLO="L", symmetrize_input=True):
     """Eigenvalues (ascending) of Hermitian matrices.
 
     Example:
@@ -405,7 +438,7 @@ def eigvalsh(x, /, *, UPLO="L"):
         >>> enp.linalg.eigvalsh(enp.asarray(np.eye(2))).tolist()
         [1.0, 1.0]
     """
-    return eigh(x, UPLO=UPLO).eigenvalues
+    return eigh(x, UPLO=UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 def eig(x, /):
@@ -754,7 +787,7 @@ def _vector_norm_axes(x, axes, ord):
         nz = _ew.ne(x, _const(a.dtype, 0))
         return _red.reduce_sum(_cv.convert_element_type(nz, rd), axes)
     if isinstance(ord, str):
-        raise ValueError(f"vector_norm: invalid ord {ord!r} for vectors")
+        raise ValueError(f"vector_norm: invalid ord {ord!r} for vectors")  # noqa: TRY004 (numpy's)
     p = _const(rd, ord)
     return _ew.pow(_red.reduce_sum(_ew.pow(ax, p), axes), _const(rd, 1.0 / ord))
 

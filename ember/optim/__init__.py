@@ -10,20 +10,39 @@ Example:
     >>> opt.step({"w": enp.asarray([1.0, 1.0])})["w"].tolist()
     [0.75, -1.25]
 """
-from .core import (GradientTransformation, EmptyState, InjectState, chain, apply_updates,  # noqa: F401
-                   inject_hyperparams, get_hyperparam, set_hyperparam, hyperparams,
-                   check_same_structure, validate_hyperparam)
-from .transforms import (identity, scale, scale_by_learning_rate, scale_by_schedule,  # noqa: F401
-                         clip_by_global_norm, clip_by_value, add_decayed_weights,
-                         default_decay_mask, multi_transform, accumulate_gradients,
-                         ScaleByScheduleState, MultiTransformState, AccumulateState)
-from .optimizers import (sgd, adam, adamw, nadam, radam, adamax, rmsprop, adagrad,  # noqa: F401
-                         adadelta, lion, lamb, SGDState, AdamState, AdamaxState, NAdamState,
-                         RAdamState, RMSpropState, AdagradState, AdadeltaState, LionState,
-                         LambState)
-from . import schedules  # noqa: F401
-from .schedules import (constant, linear, polynomial, cosine_decay, warmup_cosine,  # noqa: F401
-                        exponential_decay, piecewise_constant, one_cycle)
-from .shim import (Optimizer, SGD, Adam, AdamW, NAdam, RAdam, Adamax, RMSprop,  # noqa: F401
-                   Adagrad, Adadelta, Lion, LAMB)
-from . import lr_scheduler  # noqa: F401
+from . import lr_scheduler, schedules
+from .core import (EmptyState, GradientTransformation, InjectState, apply_updates, chain,
+                   check_same_structure, get_hyperparam, hyperparams, inject_hyperparams,
+                   set_hyperparam, validate_hyperparam)
+from .optimizers import (AdadeltaState, AdagradState, AdamaxState, AdamState, LambState,
+                         LionState, NAdamState, RAdamState, RMSpropState, SGDState, adadelta,
+                         adagrad, adam, adamax, adamw, lamb, lion, nadam, radam, rmsprop, sgd)
+from .schedules import (constant, cosine_decay, exponential_decay, linear, one_cycle,
+                        piecewise_constant, polynomial, warmup_cosine)
+from .shim import (LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, Optimizer,
+                   RAdam, RMSprop)
+from .transforms import (AccumulateState, MultiTransformState, ScaleByScheduleState,
+                         accumulate_gradients, add_decayed_weights, clip_by_global_norm,
+                         clip_by_value, default_decay_mask, identity, multi_transform, scale,
+                         scale_by_learning_rate, scale_by_schedule)
+
+__all__ = [
+    # core
+    "GradientTransformation", "EmptyState", "InjectState", "chain", "apply_updates",
+    "inject_hyperparams", "get_hyperparam", "set_hyperparam", "hyperparams",
+    "check_same_structure", "validate_hyperparam",
+    # building blocks
+    "identity", "scale", "scale_by_learning_rate", "scale_by_schedule", "clip_by_global_norm",
+    "clip_by_value", "add_decayed_weights", "default_decay_mask", "multi_transform",
+    "accumulate_gradients", "ScaleByScheduleState", "MultiTransformState", "AccumulateState",
+    # optimisers (functional)
+    "sgd", "adam", "adamw", "nadam", "radam", "adamax", "rmsprop", "adagrad", "adadelta", "lion",
+    "lamb", "SGDState", "AdamState", "AdamaxState", "NAdamState", "RAdamState", "RMSpropState",
+    "AdagradState", "AdadeltaState", "LionState", "LambState",
+    # schedules
+    "schedules", "constant", "linear", "polynomial", "cosine_decay", "warmup_cosine",
+    "exponential_decay", "piecewise_constant", "one_cycle",
+    # stateful shim and schedulers
+    "Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad",
+    "Adadelta", "Lion", "LAMB", "lr_scheduler",
+]

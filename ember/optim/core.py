@@ -29,7 +29,8 @@ Example:
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import optree
@@ -144,7 +145,13 @@ def check_same_structure(a, b, a_name: str = "grads", b_name: str = "params") ->
 
 
 def zeros_like_tree(params, fill=0.0):
-    """A pytree of arrays shaped like `params`, filled with `fill`."""
+    """A pytree of arrays shaped like `params`, filled with `fill`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> zeros_like_tree({"w": enp.asarray([1.0, 2.0])}, 0.5)["w"].tolist()
+        [0.5, 0.5]
+    """
     if fill == 0.0:
         return tree.map(lambda p: _ops.zeros_like(p), params)
     return tree.map(lambda p: _ops.full_like(p, fill), params)
@@ -152,7 +159,12 @@ def zeros_like_tree(params, fill=0.0):
 
 def leafwise(fn, trees, n_out: int):
     """Apply `fn` per leaf across `trees` (the first defines the structure; a `None`
-    entry passes None per leaf) and return `n_out` pytrees of its results."""
+    entry passes None per leaf) and return `n_out` pytrees of its results.
+
+    Example:
+        >>> leafwise(lambda a, b, c: (a + b, c), [{"x": 1}, {"x": 2}, None], 2)
+        ({'x': 3}, {'x': None})
+    """
     leaves0, td = tree.flatten(trees[0])
     cols = [leaves0]
     for t in trees[1:]:
@@ -162,7 +174,12 @@ def leafwise(fn, trees, n_out: int):
 
 
 def require_params(params, who: str):
-    """Raise a clear error when a rule that reads the parameters gets none."""
+    """Raise a clear error when a rule that reads the parameters gets none.
+
+    Example:
+        >>> require_params([1.0], "adam")
+        [1.0]
+    """
     if params is None:
         raise ValueError(f"{who}.update needs the current parameters (weight decay and "
                          f"the update rule read them): call update(grads, state, params)")

@@ -168,7 +168,8 @@ def _adam_family(name, lr, betas, eps, weight_decay, amsgrad, maximize, decouple
     return GradientTransformation(init, update, name)
 
 
-def _adam(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False):
+def _adam(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False, maximize=False,
+          decoupled_weight_decay=False):
     """Adam (Kingma & Ba) with PyTorch's formula, coupled L2 weight decay and amsgrad:
 
         g = grad + weight_decay * p
@@ -176,11 +177,15 @@ def _adam(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False
         denom = sqrt(v or max_v) / sqrt(1 - beta2^t) + eps
         p = p - lr / (1 - beta1^t) * m / denom
 
+    With `decoupled_weight_decay=True` it is AdamW, as in PyTorch.
+
     Example:
         >>> sorted(adam(lr=1e-3).init([]).inner_state._fields)
         ['exp_avg', 'exp_avg_sq', 'max_exp_avg_sq', 'step']
     """
-    return _adam_family("adam", lr, betas, eps, weight_decay, amsgrad, maximize, decoupled=False)
+    _check_static(decoupled_weight_decay, "decoupled_weight_decay")
+    return _adam_family("adam", lr, betas, eps, weight_decay, amsgrad, maximize,
+                        decoupled=decoupled_weight_decay)
 
 
 def _adamw(lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,

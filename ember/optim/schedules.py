@@ -22,7 +22,8 @@ import numpy as np
 from . import _ops
 
 __all__ = ["constant", "linear", "polynomial", "cosine_decay", "warmup_cosine",
-           "exponential_decay", "piecewise_constant", "one_cycle", "anneal_phases"]
+           "exponential_decay", "piecewise_constant", "one_cycle", "anneal_phases",
+           "one_cycle_phases"]
 
 
 class _PyMath:
@@ -349,7 +350,12 @@ def one_cycle(total_steps, max_value, pct_start=0.3, anneal_strategy="cos", div_
 def one_cycle_phases(total_steps, pct_start, three_phase, start, peak, end):
     """The (end_step, start, end) phases of PyTorch's OneCycleLR for values
     start -> peak -> end (three-phase: start -> peak -> start -> end).  For momentum,
-    PyTorch cycles max -> base -> max (-> max), i.e. start=max, peak=base, end=max."""
+    PyTorch cycles max -> base -> max (-> max), i.e. start=max, peak=base, end=max.
+
+    Example:
+        >>> one_cycle_phases(10, 0.3, False, 0.04, 1.0, 4e-6)
+        [(2.0, 0.04, 1.0), (9, 1.0, 4e-06)]
+    """
     if three_phase:
         return [(float(pct_start * total_steps) - 1, start, peak),
                 (float(2 * pct_start * total_steps) - 2, peak, start),

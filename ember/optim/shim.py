@@ -16,6 +16,13 @@ What can be optimised:
   `opt.params` (and the `grads` that `step` takes) is then the list of the
   groups' pytrees.
 
+A compiled training step uses the pure view instead of `step`:
+
+    update = ember.jit(opt.update_fn)
+    params, state = update(opt.params, grads, opt.functional_state())
+    opt.params = params                  # into the module(s) or the optimizer
+    opt.apply_functional_state(state)
+
 Example:
     >>> import ember.numpy as enp
     >>> from ember import optim
@@ -27,17 +34,20 @@ Example:
 """
 from __future__ import annotations
 
-import math
-from typing import Any
-
 import numpy as np
 
+from .. import dtypes as _dt
 from .. import tree
 from ..fx.core import get_aval
-from .. import dtypes as _dt
 from . import _ops
 from . import optimizers as _opt
-from .core import InjectState, apply_updates, check_same_structure, validate_hyperparam, _as_hp
+from .core import (
+    InjectState,
+    _as_hp,
+    apply_updates,
+    check_same_structure,
+    validate_hyperparam,
+)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
            "Adagrad", "Adadelta", "Lion", "LAMB", "ParamGroup"]
@@ -72,6 +82,13 @@ class ParamGroup(dict):
 
     Assigning a hyperparameter (`group["lr"] = 0.01`) takes effect at the next
     `step`; structural flags (`amsgrad`, `nesterov`, ...) and `params` are fixed.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> opt = SGD([enp.asarray(1.0)], lr=0.1)
+        >>> opt.param_groups[0]["lr"] = 0.05
+        >>> opt.param_groups[0]["lr"]
+        0.05
     """
 
     def __init__(self, optimizer, data=()):
@@ -243,9 +260,21 @@ class Optimizer:
                  for g, s in zip(self.param_groups, self._slots)]
         return trees if self._grouped else trees[0]
 
+    @params.setter
+    def params(self, new):
+        """Write parameters (shaped like `opt.params`, e.g. from a compiled step built on
+        `update_fn`) back into the module(s) or the optimizer's own trees."""
+        check_same_structure(new, self.params, "new params", "params")
+        trees = new if self._grouped else [new]
+        for group, slot, t in zip(self.param_groups, self._slots, trees):
+            if slot["module"] is not None:
+                _module_setter(slot["module"])(t)
+            else:
+                dict.__setitem__(group, "params", t)
+
     def _hyper(self, group, state: InjectState):
         hp = {}
-        for k, old in state.hyperparams.items():
+        for k in state.hyperparams:
             v = group[k]
             hp[k] = _as_hp(k, tuple(v) if isinstance(v, list) else v)
         return InjectState(state.count, hp, state.inner_state)
@@ -327,12 +356,7 @@ class Optimizer:
         params = self.params
         check_same_structure(grads, params, "grads", "params")
         new_params, new_state = self._runner()(params, grads, self.functional_state())
-        trees = new_params if self._grouped else [new_params]
-        for group, slot, t in zip(self.param_groups, self._slots, trees):
-            if slot["module"] is not None:
-                _module_setter(slot["module"])(t)
-            else:
-                dict.__setitem__(group, "params", t)
+        self.params = new_params
         for slot, s in zip(self._slots, new_state):
             slot["state"] = s
         return new_params
@@ -384,7 +408,9 @@ class Optimizer:
                     if name == "step":
                         for d in per:
                             d["step"] = _ops.asarray(np.float32(int(v)))
-                    elif get_aval(v).shape == () if _ops.is_array(v) else False:
+                    elif _ops.is_array(v):
+                        # a scalar the group shares (NAdam's mu_product): PyTorch keeps a copy
+                        # per parameter
                         for d in per:
                             d[name] = v
                     else:
@@ -403,7 +429,8 @@ class Optimizer:
         return p if self._grouped else [p]
 
     def load_state_dict(self, state_dict: dict) -> None:
-        """Load a state from `state_dict()` (ours, or PyTorch's with the same groups).
+        """Load a state from `state_dict()` (ours, or PyTorch's with the same groups: its
+        tensors convert through numpy, and its foreach/fused/... switches are ignored).
 
         Example:
             >>> import ember.numpy as enp
@@ -426,12 +453,13 @@ class Optimizer:
         new_states = []
         for group, slot, sg, ptree in zip(self.param_groups, self._slots, saved_groups, trees):
             for k, v in sg.items():
-                if k != "params":
+                if k != "params" and k not in _TORCH_PERF_FLAGS:
                     group[k] = tuple(v) if isinstance(v, list) else v
             entries = []
             for i in sg["params"]:
-                e = saved_state.get(i, saved_state.get(str(i)))
-                entries.append(e or {})
+                e = saved_state.get(i, saved_state.get(str(i))) or {}
+                # PyTorch may store None for a buffer it has not created yet
+                entries.append({k: v for k, v in e.items() if v is not None})
             new_states.append(self._import_group(slot, ptree, entries))
         for slot, s in zip(self._slots, new_states):
             slot["state"] = s
@@ -465,7 +493,7 @@ class Optimizer:
             if not all(have):
                 raise ValueError(f"{cls}.load_state_dict: {name!r} is saved for some parameters of a "
                                  f"group but not for others")
-            if _ops.is_array(cur) and get_aval(cur).shape == () and not tree.structure(ptree).is_leaf():
+            if _ops.is_array(cur):
                 values[name] = _ops.astype(_ops.asarray(np.asarray(entries[0][name])), get_aval(cur).dtype)
                 continue
             arrs = []
@@ -527,7 +555,8 @@ class SGD(Optimizer):
 
 
 class Adam(Optimizer):
-    """Adam, `torch.optim.Adam`'s arguments and formula (coupled L2 weight decay, amsgrad).
+    """Adam, `torch.optim.Adam`'s arguments and formula (coupled L2 weight decay, amsgrad;
+    `decoupled_weight_decay=True` makes it AdamW).
 
     Example:
         >>> import ember.numpy as enp
@@ -535,14 +564,16 @@ class Adam(Optimizer):
         (0.9, 0.999)
     """
     _factory = staticmethod(_opt.adam)
-    _static_keys = ("amsgrad", "maximize")
+    _static_keys = ("amsgrad", "maximize", "decoupled_weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False, jit=True, **torch_flags):
+                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False, jit=True,
+                 **torch_flags):
         _perf_flags("Adam", torch_flags)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize), jit=jit)
+                                      maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay), jit=jit)
 
 
 class AdamW(Optimizer):
@@ -554,15 +585,16 @@ class AdamW(Optimizer):
         >>> AdamW([enp.asarray(1.0)]).defaults["weight_decay"]
         0.01
     """
-    _factory = staticmethod(_opt.adamw)
-    _static_keys = ("amsgrad", "maximize")
+    _factory = staticmethod(_opt.adam)
+    _static_keys = ("amsgrad", "maximize", "decoupled_weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, jit=True, **torch_flags):
         _perf_flags("AdamW", torch_flags)
+        # PyTorch's AdamW is Adam with decoupled_weight_decay=True, and its groups say so
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize), jit=jit)
+                                      maximize=maximize, decoupled_weight_decay=True), jit=jit)
 
 
 class NAdam(Optimizer):

@@ -16,7 +16,8 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import optree
@@ -24,8 +25,13 @@ import optree
 from .. import tree
 from ..fx.core import get_aval
 from . import _ops
-from .core import (EmptyState, GradientTransformation, check_same_structure, inject_hyperparams,
-                   require_params)
+from .core import (
+    EmptyState,
+    GradientTransformation,
+    check_same_structure,
+    inject_hyperparams,
+    require_params,
+)
 
 __all__ = ["identity", "scale", "scale_by_learning_rate", "scale_by_schedule",
            "clip_by_global_norm", "clip_by_value", "add_decayed_weights", "default_decay_mask",

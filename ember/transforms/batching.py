@@ -122,7 +122,6 @@ def _flatten_axes(what, tree, axes, n_leaves_tree):
     if axes is None or isinstance(axes, int):
         return [axes] * n_leaves_tree.num_leaves
     try:
-        from ..tree import leaves as tl
         import optree
         full = optree.tree_broadcast_prefix(axes, tree, none_is_leaf=True, namespace="ember")
         return optree.tree_leaves(full, none_is_leaf=True, namespace="ember")

@@ -21,7 +21,7 @@ import functools
 
 from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
 from ..fx.interpreter import run_graph_numpy
-from ..fx.ir import ClosedGraph, Graph, Var, eval_graph
+from ..fx.ir import ClosedGraph, Graph, Var
 from ..fx.prims.rules import defvectorized, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten

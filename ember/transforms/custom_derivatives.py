@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 
-from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
+from ..fx.core import Primitive, Zero, get_aval, tangent_aval
 from ..fx.interpreter import run_graph_numpy
 from ..fx.ir import eval_graph
 from ..fx.prims.rules import bdim_to_front, instantiate
@@ -138,7 +138,7 @@ class custom_jvp:
 
 
 def _custom_jvp_jvp(primals, tangents, *, call, jvp, num_consts):
-    consts, ps = primals[:num_consts], primals[num_consts:]
+    ps = primals[num_consts:]
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         # Closed-over values with tangents: differentiate the traced function itself.
         from .jvp import jvp_graph
@@ -255,7 +255,7 @@ class custom_vjp:
 
 
 def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts):
-    consts, ps = primals[:num_consts], primals[num_consts:]
+    ps = primals[num_consts:]
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         raise TypeError("custom_vjp functions cannot close over values that are being "
                         "differentiated; pass them as explicit arguments")

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from ..fx.core import get_aval
-from ..tree import tree_flatten, tree_map, tree_unflatten
+from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
 from .util import as_ember, normalize_argnums
@@ -56,6 +56,29 @@ def _out_in_blocks(col, sizes, in_leaves, out_aval):
     return blocks
 
 
+def _prepare(fun, args, argnums, has_aux):
+    """Flatten the differentiated arguments; return (leaves, in_tree, f_flat, box)
+    where f_flat(*leaves) -> output leaves and records [out_tree, aux] in box."""
+    single, nums = normalize_argnums(argnums, len(args))
+    diff = tuple(args[i] for i in nums)
+    leaves, in_tree = tree_flatten(diff[0] if single else diff)
+    leaves = [as_ember(x) for x in leaves]
+    box = {}
+
+    def f_flat(*xs):
+        new = list(args)
+        vals = tree_unflatten(in_tree, list(xs))
+        for i, v in ([(nums[0], vals)] if single else zip(nums, vals)):
+            new[i] = v
+        out = fun(*new)
+        if has_aux:
+            out, box["aux"] = out
+        o, box["out_tree"] = tree_flatten(out)
+        return o
+
+    return leaves, in_tree, f_flat, box
+
+
 def jacfwd(fun, argnums=0, has_aux: bool = False):
     """Jacobian by forward mode (vmap of jvp over a standard basis).
 
@@ -69,40 +92,21 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
     """
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        single, nums = normalize_argnums(argnums, len(args))
-        diff = tuple(args[i] for i in nums)
-        leaves, in_tree = tree_flatten(diff[0] if single else diff)
-        leaves = [as_ember(x) for x in leaves]
-
-        box = []
-
-        def f_flat(*xs):
-            new = list(args)
-            vals = tree_unflatten(in_tree, list(xs))
-            if single:
-                new[nums[0]] = vals
-            else:
-                for i, v in zip(nums, vals):
-                    new[i] = v
-            out = fun(*new)
-            if has_aux:
-                out, aux = out
-                box.append(aux)
-            o, t = tree_flatten(out)
-            box.insert(0, t)
-            return o
-
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux)
         basis, sizes = _std_basis(leaves)
 
-        def push(*t):
-            return jvp(f_flat, tuple(leaves), tuple(t))[1]
+        def with_aux(*xs):
+            return f_flat(*xs), box.get("aux")
 
-        cols = vmap(push)(*basis)  # per output leaf: (N, *out_shape)
-        out_tree = box[0]
-        aux = box[1] if has_aux else None
-        result = [tree_unflatten(in_tree, _out_in_blocks(c, sizes, leaves, get_aval(c).update(shape=get_aval(c).shape[1:])))
-                  for c in cols]
-        jac = tree_unflatten(out_tree, result)
+        def push(*t):
+            _, tout, aux = jvp(with_aux, tuple(leaves), tuple(t), has_aux=True)
+            return tout, aux
+
+        # aux depends on the primals only, so it comes out of vmap unbatched
+        cols, aux = vmap(push, out_axes=(0, None))(*basis)
+        result = [tree_unflatten(in_tree, _out_in_blocks(
+            c, sizes, leaves, get_aval(c).update(shape=get_aval(c).shape[1:]))) for c in cols]
+        jac = tree_unflatten(box["out_tree"], result)
         return (jac, aux) if has_aux else jac
 
     return wrapped
@@ -118,46 +122,19 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
     """
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        single, nums = normalize_argnums(argnums, len(args))
-        diff = tuple(args[i] for i in nums)
-        leaves, in_tree = tree_flatten(diff[0] if single else diff)
-        leaves = [as_ember(x) for x in leaves]
-        box = []
-
-        def f_flat(*xs):
-            new = list(args)
-            vals = tree_unflatten(in_tree, list(xs))
-            if single:
-                new[nums[0]] = vals
-            else:
-                for i, v in zip(nums, vals):
-                    new[i] = v
-            out = fun(*new)
-            if has_aux:
-                out, aux = out
-                box.append(aux)
-            o, t = tree_flatten(out)
-            box.insert(0, t)
-            return o
-
-        out_leaves, f_vjp = vjp(f_flat, *leaves)
-        out_tree = box[0]
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux)
+        out_leaves, f_vjp, aux = vjp(lambda *xs: (f_flat(*xs), box.get("aux")), *leaves, has_aux=True)
         basis, sizes = _std_basis(out_leaves)
-
-        def pull(*cts):
-            return f_vjp(list(cts))
-
-        rows = vmap(pull)(*basis)  # per input leaf: (N_out, *in_shape)
+        rows = vmap(lambda *cts: f_vjp(list(cts)))(*basis)  # per input leaf: (N_out, *in_shape)
         from ..fx.prims.shape import reshape
-        result = []
-        off = 0
+        result, off = [], 0
         for o, s in zip(out_leaves, sizes):
             oa = get_aval(o)
-            blocks = [reshape(_rows(r, off, off + s), oa.shape + get_aval(x).shape) for r, x in zip(rows, leaves)]
-            result.append(tree_unflatten(in_tree, blocks))
+            result.append(tree_unflatten(in_tree, [reshape(_rows(r, off, off + s), oa.shape + get_aval(x).shape)
+                                                   for r, x in zip(rows, leaves)]))
             off += s
-        jac = tree_unflatten(out_tree, result)
-        return (jac, box[1]) if has_aux else jac
+        jac = tree_unflatten(box["out_tree"], result)
+        return (jac, aux) if has_aux else jac
 
     return wrapped
 

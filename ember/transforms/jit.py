@@ -13,15 +13,14 @@ Example:
 from __future__ import annotations
 
 import functools
-import os
 import sys
-import weakref
 
 import numpy as np
 
 from .. import config
-from ..fx.core import (AbstractArray, Primitive, Tracer, Zero, get_aval, is_undefined,
-                       tangent_aval, user_source)
+from ..array import Array, wrap_buffer
+from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
+                       is_undefined, tangent_aval, user_source)
 from ..fx.ir import ClosedGraph, Graph
 from ..fx.passes import optimize
 from ..fx.prims.rules import instantiate
@@ -33,6 +32,7 @@ from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
+_EVAL = eval_trace()
 
 
 def _jit_abstract(*avals, graph, name, backend):
@@ -148,7 +148,7 @@ def _to_operand(x):
 
 
 class _Entry:
-    __slots__ = ("graph", "consts", "out_tree", "cacheable")
+    __slots__ = ("graph", "consts", "out_tree", "cacheable", "const_buffers", "out_avals")
 
 
 class JitFunction:
@@ -228,6 +228,15 @@ class JitFunction:
             if entry.cacheable:
                 self._cache[key] = entry
             self._log_compile(key, in_tree, avals, static)
+        if current_trace() is _EVAL and entry.cacheable and all(type(o) is Array for o in ops):
+            # Fast path for concrete CPU arrays outside any transform: exactly what the
+            # eval trace would do for jit_call, without the generic dispatch.
+            dev = ops[0]._device if ops else None
+            if dev is None or dev.platform == "cpu":
+                exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
+                outs = exe(*entry.const_buffers, *[o._value for o in ops])
+                return tree_unflatten(entry.out_tree, [wrap_buffer(np.asarray(b), dev, a)
+                                                       for b, a in zip(outs, entry.out_avals)])
         outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
                                name=getattr(self.fun, "__name__", "fun"), backend=self.backend)
         return tree_unflatten(entry.out_tree, outs)
@@ -256,6 +265,10 @@ class JitFunction:
         e = _Entry()
         e.graph, e.consts, e.out_tree = g, consts, box[0]
         e.cacheable = not any(isinstance(c, Tracer) for c in consts)
+        e.const_buffers = None if not e.cacheable else [
+            getattr(c, "_value", None) if getattr(c, "_value", None) is not None else np.asarray(c)
+            for c in consts]
+        e.out_avals = list(g.out_avals)
         self.compile_count += 1
         return e
 

@@ -14,7 +14,7 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember, check_same_structure, float0_zeros
+from .util import as_ember, check_same_structure, flat_with_aux, float0_zeros, split_aux
 
 
 class JVPTracer(Tracer):
@@ -35,6 +35,13 @@ class JVPTracer(Tracer):
 
 
 class JVPTrace(Trace):
+    """Forward mode: primal and tangent travel together.  Rules run on
+    `rule_trace()` (the parent here; linearize runs them on a partial-evaluation
+    trace so that tangent work is staged)."""
+
+    def rule_trace(self):
+        return self.parent
+
     def lift(self, x, prim=None):
         if isinstance(x, JVPTracer) and x._trace is self:
             return x.primal, x.tangent
@@ -52,11 +59,12 @@ class JVPTrace(Trace):
             else:
                 any_t = True
             tangents.append(t)
-        with set_current_trace(self.parent):
-            if not any_t:
+        if not any_t:
+            with set_current_trace(self.parent):
                 return prim.bind(*primals, **params)
-            if prim.jvp is None:
-                raise NotImplementedError(f"differentiation rule for '{prim.name}' not implemented")
+        if prim.jvp is None:
+            raise NotImplementedError(f"differentiation rule for '{prim.name}' not implemented")
+        with set_current_trace(self.rule_trace()):
             out, tout = prim.jvp(primals, tangents, **params)
         if prim.multiple_results:
             return [self.wrap(o, t) for o, t in zip(out, tout)]
@@ -67,6 +75,20 @@ class JVPTrace(Trace):
             return primal
         return JVPTracer(self, primal, tangent)
 
+    def unpack(self, outs):
+        """Split a function's outputs into primals and tangents (Zero where none)."""
+        res_p, res_t = [], []
+        for o in outs:
+            if isinstance(o, JVPTracer) and o._trace is self:
+                res_p.append(o.primal)
+                res_t.append(o.tangent)
+            else:
+                if isinstance(o, Tracer):
+                    check_foreign(self, o)
+                res_p.append(o)
+                res_t.append(Zero(tangent_aval(get_aval(o))))
+        return res_p, res_t
+
 
 def jvp_flat(fun, primals, tangents):
     """Run `fun` over flat lists under a fresh JVP trace; returns (outs, tangent_outs)
@@ -74,18 +96,7 @@ def jvp_flat(fun, primals, tangents):
     trace = JVPTrace(current_trace())
     with new_trace(trace):
         ins = [x if type(t) is Zero else JVPTracer(trace, x, t) for x, t in zip(primals, tangents)]
-        outs = fun(*ins)
-        res_p, res_t = [], []
-        for o in outs:
-            if isinstance(o, JVPTracer) and o._trace is trace:
-                res_p.append(o.primal)
-                res_t.append(o.tangent)
-            else:
-                if isinstance(o, Tracer):
-                    check_foreign(trace, o)
-                res_p.append(o)
-                res_t.append(Zero(tangent_aval(get_aval(o))))
-    return res_p, res_t
+        return trace.unpack(fun(*ins))
 
 
 def jvp(fun, primals, tangents, has_aux: bool = False):
@@ -113,25 +124,13 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
         if ta.shape != pa.shape:
             raise TypeError(f"jvp: tangent shape {ta.shape} does not match primal shape {pa.shape}")
         ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
-    aux_box = []
-
-    def flat(*xs):
-        out = fun(*tree_unflatten(p_tree, xs))
-        if has_aux:
-            out, aux = out
-            aux_box.append(aux)
-        leaves, tree = tree_flatten(out)
-        aux_box.insert(0, tree)
-        return leaves
-
+    flat, store = flat_with_aux(fun, p_tree, has_aux)
     outs, touts = jvp_flat(flat, p_leaves, ts)
-    out_tree = aux_box[0]
+    outs, aux = split_aux(store, outs)
     touts = [float0_zeros(t.aval) if type(t) is Zero and t.aval.dtype == float0_dtype()
-             else instantiate(t) for t in touts]
-    res = (tree_unflatten(out_tree, outs), tree_unflatten(out_tree, touts))
-    if has_aux:
-        return res + (aux_box[1],)
-    return res
+             else instantiate(t) for t in touts[:store["n_out"]]]
+    res = (tree_unflatten(store["out_tree"], outs), tree_unflatten(store["out_tree"], touts))
+    return res + (aux,) if has_aux else res
 
 
 def float0_dtype():

@@ -8,8 +8,8 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import UndefinedPrimal, Zero, get_aval, tangent_aval, user_source
-from ..fx.ir import ClosedGraph, Graph, Literal, Var
+from ..fx.core import UndefinedPrimal, Zero, get_aval, tangent_aval
+from ..fx.ir import Graph, Literal, Var
 from ..fx.prims.rules import add_tangents
 from ..tree import tree_flatten, tree_unflatten
 from .util import as_ember

@@ -49,3 +49,49 @@ def normalize_argnums(argnums, nargs, what="argnums"):
                              f"positional arguments")
         out.append(a % nargs)
     return single, tuple(out)
+
+
+def flat_with_aux(fun, in_tree, has_aux: bool):
+    """Wrap `fun(*pytrees)` as `flat(*leaves) -> out_leaves + aux_leaves`.
+
+    Auxiliary outputs travel through the transform as outputs so that they come
+    out as primal values (never as a transform's tracers); `store` receives
+    `out_tree`, `n_out` and `aux_tree` when the function runs.
+    """
+    from ..tree import tree_flatten, tree_unflatten
+    store = {}
+
+    def flat(*xs):
+        out = fun(*tree_unflatten(in_tree, list(xs)))
+        aux_leaves = []
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
+            out, aux = out
+            all_aux, store["aux_tree"] = tree_flatten(aux)
+            # only array-like aux leaves travel through the transform; others (strings,
+            # objects) are kept aside and put back by split_aux
+            is_arr = [_array_like(a) for a in all_aux]
+            store["aux_static"] = [None if m else a for a, m in zip(all_aux, is_arr)]
+            aux_leaves = [a for a, m in zip(all_aux, is_arr) if m]
+        leaves, store["out_tree"] = tree_flatten(out)
+        store["n_out"] = len(leaves)
+        return list(leaves) + list(aux_leaves)
+
+    return flat, store
+
+
+def _array_like(x) -> bool:
+    from ..array import Array
+    return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
+
+
+def split_aux(store, values):
+    """(output leaves, aux pytree or None) from the flat results of `flat_with_aux`."""
+    from ..tree import tree_unflatten
+    n = store["n_out"]
+    if "aux_tree" not in store:
+        return list(values[:n]), None
+    it = iter(values[n:])
+    leaves = [next(it) if s is None else s for s in store["aux_static"]]
+    return list(values[:n]), tree_unflatten(store["aux_tree"], leaves)

@@ -17,7 +17,7 @@ from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
-from .util import as_ember, float0_zeros, normalize_argnums
+from .util import as_ember, flat_with_aux, float0_zeros, normalize_argnums, split_aux
 
 
 def vjp_flat(fun, primals, nonzeros=None):
@@ -58,22 +58,12 @@ def vjp(fun, *primals, has_aux: bool = False):
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
     p_leaves = [as_ember(x) for x in p_leaves]
-    box = []
-
-    def flat(*xs):
-        out = fun(*tree_unflatten(p_tree, xs))
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
-            out, aux = out
-            box.append(aux)
-        leaves, tree = tree_flatten(out)
-        box.insert(0, tree)
-        return leaves
-
+    flat, store = flat_with_aux(fun, p_tree, has_aux)
     outs, f = vjp_flat(flat, p_leaves)
-    out_tree = box[0]
+    outs, aux = split_aux(store, outs)
+    out_tree = store["out_tree"]
     out_avals = [get_aval(o) for o in outs]
+    n_aux = len(f.linear_graph.out_avals) - len(outs)
 
     def vjp_fn(ct):
         ct_leaves, ct_tree = tree_flatten(ct)
@@ -86,11 +76,11 @@ def vjp(fun, *primals, has_aux: bool = False):
             if ca.shape != a.shape:
                 raise TypeError(f"vjp: cotangent shape {ca.shape} does not match output shape {a.shape}")
             cts.append(as_ember(c, a.dtype) if _dt.is_inexact(a.dtype) else Zero(_cot_aval(c)))
-        res = f(cts)
+        res = f(cts + [None] * n_aux)
         return tree_unflatten(p_tree, [_materialize(r, p) for r, p in zip(res, p_leaves)])
 
     res = (tree_unflatten(out_tree, outs), vjp_fn)
-    return res + (box[1],) if has_aux else res
+    return res + (aux,) if has_aux else res
 
 
 def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
@@ -116,19 +106,17 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
                     f"sub-dtype of floating), but got {d}. If you want to use integer-valued "
                     f"inputs, pass allow_int=True (they get float0 zero gradients) or use "
                     f"argnums to skip them." + (f"\n  at {user_source()}" if user_source() else ""))
-        aux_box = []
-
-        def flat(*xs):
+        def call(*diff_vals):
             new_args = list(args)
-            for i, v in zip(nums, tree_unflatten(tree, xs)):
+            for i, v in zip(nums, diff_vals):
                 new_args[i] = v
-            out = fun(*new_args, **kwargs)
-            if has_aux:
-                if not (isinstance(out, tuple) and len(out) == 2):
-                    raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
-                out, aux = out
-                aux_box.append(aux)
-            out_leaves, out_tree = tree_flatten(out)
+            return fun(*new_args, **kwargs)
+
+        flat, store = flat_with_aux(call, tree, has_aux)
+
+        def checked(*xs):
+            res = flat(*xs)
+            out_leaves = res[:store["n_out"]]
             if len(out_leaves) != 1:
                 raise TypeError(f"grad requires a scalar output, got a pytree with {len(out_leaves)} "
                                 f"leaves; use vjp or jacrev for non-scalar outputs")
@@ -139,16 +127,17 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
                                 + (f"\n  at {user_source()}" if user_source() else ""))
             if not _dt.is_inexact(a.dtype):
                 raise TypeError(f"grad requires a real- or complex-valued output, got {a.dtype}")
-            return out_leaves
+            return res
 
-        outs, f = vjp_flat(flat, leaves)
+        outs, f = vjp_flat(checked, leaves)
+        outs, aux = split_aux(store, outs)
         one = np.ones((), dtype=get_aval(outs[0]).dtype)
-        cts = f([one])
+        cts = f([one] + [None] * (len(f.linear_graph.out_avals) - 1))
         grads = tree_unflatten(tree, [_materialize(c, p) for c, p in zip(cts, leaves)])
         g = grads[0] if single else grads
         val = outs[0]
         if has_aux:
-            return (val, aux_box[0]), g
+            return (val, aux), g
         return val, g
 
     return wrapped

@@ -287,15 +287,17 @@ def test_unpicklable_under_spawn_fails_cleanly(clean):
 
 @pytest.mark.parametrize("num_workers", [0, 2])
 def test_batches_become_ember_arrays_in_the_main_process_only(clean, monkeypatch, num_workers):
+    import ember.array
     import ember.numpy as enp
 
-    def fake_asarray(x):
+    def fake_asarray(x, *args, **kwargs):
         if get_worker_info() is not None:
             raise AssertionError("ember conversion must not happen in a worker")
         return FakeEmberArray(x)
 
-    # Stands in for the real ember.numpy.asarray whether or not the core exists yet.
+    # Both conversion routes (zero-copy wrapping of owned buffers, and asarray) are faked.
     monkeypatch.setattr(enp, "asarray", fake_asarray, raising=False)
+    monkeypatch.setattr(ember.array, "wrap_buffer", fake_asarray)
     out = list(DataLoader(RangeDataset(6), batch_size=3, num_workers=num_workers))
     assert all(type(x) is FakeEmberArray and type(y) is FakeEmberArray for x, y in out)
     assert np.asarray(out[1][1]).tolist() == [3, 4, 5]

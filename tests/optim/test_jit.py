@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+from _optim_reference import REFERENCES, quadratic_problem
 
 import ember
 import ember.numpy as enp
 from ember import optim, tree
-
-from _optim_reference import REFERENCES, quadratic_problem
 
 
 def to_ember(t):
@@ -69,6 +68,8 @@ def test_update_fn_is_pure_and_jittable():
     # the optimizer itself did not move: update_fn is pure
     assert np.asarray(opt.params[1]["z"]).tolist() == [1.0, 1.0, 1.0]
     opt.apply_functional_state(s)
+    opt.params = p
+    np.testing.assert_allclose(np.asarray(opt.params[1]["z"]), 1 - 0.5 * (1 + 1.9 + 2.71))
     np.testing.assert_allclose(np.asarray(opt.state_dict()["state"][2]["momentum_buffer"]), 2.71)
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _optim_reference import REFERENCES, mlp_problem, quadratic_problem
 
 import ember
 import ember.numpy as enp
 from ember import optim, tree
-
-from _optim_reference import REFERENCES, mlp_problem, quadratic_problem
 
 STEPS = 20
 
@@ -107,17 +106,32 @@ def test_functional_matches_reference_on_quadratic(name, hp):
     assert not np.allclose(got[-1]["x"], params["x"])
 
 
-@pytest.mark.parametrize("name,hp", CONFIGS, ids=IDS)
-def test_shim_matches_reference_on_mlp(name, hp):
+def shim_run(name, hp, jit):
     params, grad_fn, _ = mlp_problem()
     want = reference_trajectory(name, hp, params, grad_fn)
-    opt = SHIM[name](to_ember(params), **hp)
+    opt = SHIM[name](to_ember(params), jit=jit, **hp)
     got = []
     for _ in range(STEPS):
         g = to_ember(grad_fn(to_numpy(opt.params)))
         opt.step(g)
         got.append(to_numpy(opt.params))
     assert_close_traj(got, want)
+    return opt
+
+
+@pytest.mark.parametrize("name,hp", CONFIGS, ids=IDS)
+def test_shim_matches_reference_on_mlp(name, hp):
+    # eager here; the compiled path (one native compile each) runs once per class below
+    shim_run(name, hp, jit=False)
+
+
+FIRST_OF_EACH = [(n, hp) for i, (n, hp) in enumerate(CONFIGS) if n not in [c[0] for c in CONFIGS[:i]]]
+
+
+@pytest.mark.parametrize("name,hp", FIRST_OF_EACH, ids=[n for n, _ in FIRST_OF_EACH])
+def test_jitted_shim_matches_reference_on_mlp(name, hp):
+    opt = shim_run(name, hp, jit=True)
+    assert opt._compiled._cache_size() == 1
 
 
 @pytest.mark.parametrize("name", ["adam", "rmsprop", "radam"])
@@ -160,7 +174,7 @@ def test_mlp_in_ember_numpy_with_ember_grad():
     want = reference_trajectory("adamw", hp, params, grad_fn)
     opt = optim.AdamW(to_ember(params), **hp)
     losses = []
-    for i in range(STEPS):
+    for _ in range(STEPS):
         value, g = ember.value_and_grad(loss)(opt.params)
         losses.append(float(value))
         opt.step(g)

@@ -6,11 +6,10 @@ import pickle
 
 import numpy as np
 import pytest
+from _optim_reference import REFERENCES, mlp_problem
 
 import ember.numpy as enp
 from ember import optim, tree
-
-from _optim_reference import REFERENCES, mlp_problem
 
 
 def to_ember(t):
@@ -135,11 +134,11 @@ def test_torch_performance_flags_are_accepted_and_unknown_kwargs_rejected():
     (optim.RAdam, dict()), (optim.AdamW, dict()), (optim.Lion, dict()), (optim.LAMB, dict())])
 def test_state_dict_round_trip_continues_identically(cls, kw):
     params, grad_fn, _ = mlp_problem()
-    a = cls(to_ember(params), **kw)
+    a = cls(to_ember(params), jit=False, **kw)
     for _ in range(4):
         a.step(to_ember(grad_fn(to_numpy(a.params))))
     sd = a.state_dict()
-    b = cls(copy.deepcopy(a.params), **kw)
+    b = cls(copy.deepcopy(a.params), jit=False, **kw)
     b.load_state_dict(pickle.loads(pickle.dumps(sd)))
     for _ in range(4):
         a.step(to_ember(grad_fn(to_numpy(a.params))))
@@ -157,7 +156,7 @@ def test_state_dict_layout_is_pytorchs():
     assert [g["params"] for g in sd["param_groups"]] == [[0, 1], [2, 3]]
     assert sd["param_groups"][1] == {"lr": 0.1, "betas": (0.9, 0.999), "eps": 1e-8,
                                      "weight_decay": 0.0, "amsgrad": False, "maximize": False,
-                                     "params": [2, 3]}
+                                     "decoupled_weight_decay": False, "params": [2, 3]}
     assert set(sd["state"]) == {0, 1, 2, 3}
     assert sorted(sd["state"][0]) == ["exp_avg", "exp_avg_sq", "step"]
     assert float(sd["state"][3]["step"]) == 1.0
@@ -216,7 +215,7 @@ def test_load_state_dict_errors():
      "unknown parameter group key 'betas'"),
     (lambda p: optim.SGD([], lr=0.1), ValueError, "empty parameter list"),
     (lambda p: optim.SGD(p[0], lr=0.1), TypeError, "not a single array"),
-    (lambda p: optim.SGD([enp.asarray(np.arange(3))], lr=0.1), TypeError,
+    (lambda p: optim.SGD([enp.asarray(np.arange(3, dtype=np.int32))], lr=0.1), TypeError,
      "floating-point arrays, but the parameter at \\[0\\] has dtype int32"),
     (lambda p: optim.Adam(p, lr="0.1"), TypeError, "must be a number"),
 ])
@@ -245,7 +244,10 @@ def test_bad_param_group_writes():
 def test_step_with_wrong_grads():
     opt = optim.Adam({"layer": {"w": enp.asarray(np.ones(2)), "b": enp.asarray(np.ones(1))}})
     with pytest.raises(ValueError, match=r"at \['layer'\]\['w'\], grads has nothing but params "
-                                         r"has a leaf"):
+                                         r"has a leaf \(f64\[2\]\)"):
+        opt.step({"layer": {"b": enp.asarray(np.ones(1))}})
+    with pytest.raises(ValueError, match=r"at \['layer'\]\['v'\], grads has a leaf \(f64\[2\]\) "
+                                         r"but params has nothing"):
         opt.step({"layer": {"b": enp.asarray(np.ones(1)), "v": enp.asarray(np.ones(2))}})
     with pytest.raises(TypeError, match="needs the gradients"):
         opt.step()

@@ -141,3 +141,22 @@ def test_graphs_typecheck():
     for g in [ember.make_graph(_mlp)(w, x), ember.make_graph(ember.grad(_mlp))(w, x),
               ember.make_graph(ember.vmap(ember.grad(_mlp), in_axes=(None, 0)))(w, np.ones((2, 3)))]:
         typecheck(g)
+
+
+def test_has_aux_returns_primal_values_everywhere():
+    f = lambda x: (lax.mul(lax.sin(x), x), {"s": lax.reduce_sum(x, (0,)), "name": "tag"})
+    x = np.array([0.3, -0.7, 1.2])
+    jf, aux_f = ember.jacfwd(f, has_aux=True)(x)
+    jr, aux_r = ember.jacrev(f, has_aux=True)(x)
+    np.testing.assert_allclose(jf, jr, rtol=1e-12)
+    for aux in (aux_f, aux_r):
+        assert isinstance(aux["s"], ember.Array) and aux["name"] == "tag"
+        np.testing.assert_allclose(aux["s"], x.sum())
+    g, aux = ember.grad(lambda v: (lax.reduce_sum(lax.mul(v, v), (0,)), lax.mul(v, np.float64(2))), has_aux=True)(x)
+    np.testing.assert_allclose(g, 2 * x)
+    assert isinstance(aux, ember.Array)
+    _, _, aux = ember.jvp(lambda v: (lax.mul(v, v), lax.sin(v)), (x,), (x,), has_aux=True)
+    assert isinstance(aux, ember.Array)
+    _, f_vjp, aux = ember.vjp(lambda v: (lax.mul(v, v), lax.sin(v)), x, has_aux=True)
+    np.testing.assert_allclose(f_vjp(x)[0], 2 * x * x)
+    assert isinstance(aux, ember.Array)

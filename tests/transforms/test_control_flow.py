@@ -93,3 +93,19 @@ def test_while_loop_jvp_vmap_and_reverse_mode_error():
 def test_fori_loop_static_bounds_is_reverse_differentiable():
     f = lambda x: ember.fori_loop(0, 3, lambda i, v: lax.mul(lax.sin(v), x), x)
     check_grads(f, (np.float64(0.5),), order=2)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 8, 13])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan_matches_cumsum(n, reverse):
+    x = np.random.default_rng(n).standard_normal((n, 2))
+    got = lax.associative_scan(lambda a, b: lax.add(a, b), x, reverse=reverse)
+    expect = np.cumsum(x[::-1], 0)[::-1] if reverse else np.cumsum(x, 0)
+    np.testing.assert_allclose(got, expect, rtol=1e-12)
+
+
+def test_associative_scan_transforms():
+    from ember.testing import check_vmap
+    x = np.random.default_rng(0).random(7) + 0.5
+    check_grads(lambda v: lax.associative_scan(lambda a, b: lax.mul(a, b), v), (x,), order=2)
+    check_vmap(lambda v: lax.associative_scan(lambda a, b: lax.max(a, b), v), (np.random.rand(3, 5),))

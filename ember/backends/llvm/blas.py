@@ -37,7 +37,7 @@ import numpy as np
 
 from . import compiler
 
-__all__ = ["gemm_address", "gemm", "matmul", "declare_gemm", "emit_gemm_call",
+__all__ = ["gemm_address", "gemm", "matmul", "gemm_function_type", "declare_gemm", "emit_gemm_call",
            "emit_batched_gemm", "SYMBOLS"]
 
 # names under which the BLAS routines are visible to JIT-compiled code
@@ -203,7 +203,14 @@ def _ir_float(dt: np.dtype) -> ir.Type:
 
 
 def gemm_function_type(dtype) -> ir.FunctionType:
-    """``void (i8*, i8*, i32*, i32*, i32*, T*, T*, i32*, T*, i32*, T*, T*, i32*)``."""
+    """``void (i8*, i8*, i32*, i32*, i32*, T*, T*, i32*, T*, i32*, T*, T*, i32*)``:
+    the Fortran ABI of ``?gemm`` (transa, transb, m, n, k, alpha, a, lda, b,
+    ldb, beta, c, ldc; everything by pointer).
+
+    Example::
+
+        gemm_function_type(np.float64).args[5]   # double*
+    """
     t = _ir_float(_dtype(dtype)).as_pointer()
     i8p, i32p = _I8.as_pointer(), _I32.as_pointer()
     return ir.FunctionType(ir.VoidType(), [i8p, i8p, i32p, i32p, i32p, t, t, i32p, t, i32p, t, t, i32p])
@@ -227,7 +234,10 @@ def declare_gemm(module: ir.Module, dtype, *, absolute: bool = False):
     dt = _dtype(dtype)
     fnty = gemm_function_type(dt)
     if absolute:
-        return ir.Constant(_I64, gemm_address(dt)).inttoptr(fnty.as_pointer())
+        ptr = ir.Constant(_I64, gemm_address(dt)).inttoptr(fnty.as_pointer())
+        # llvmlite's call() reads the callee's signature from this attribute
+        ptr.function_type = fnty
+        return ptr
     name = SYMBOLS[dt]
     compiler.register_symbol(name, gemm_address(dt))
     fn = module.globals.get(name)
@@ -238,12 +248,15 @@ def declare_gemm(module: ir.Module, dtype, *, absolute: bool = False):
 
 def _entry_alloca(builder: ir.IRBuilder, ty: ir.Type, name: str):
     # allocas belong in the entry block: inside a loop they would grow the
-    # stack on every iteration
-    fn = builder.function
-    entry = fn.entry_basic_block
+    # stack on every iteration.  llvmlite builders track their insertion
+    # point by index, so a second builder must never insert into the block
+    # the first one is filling: in the entry block use the builder itself,
+    # elsewhere insert before the entry block's terminator.
+    entry = builder.function.entry_basic_block
+    if builder.block is entry or entry.terminator is None:
+        return builder.alloca(ty, name=name)
     tmp = ir.IRBuilder(entry)
-    if entry.instructions:
-        tmp.position_before(entry.instructions[0])
+    tmp.position_before(entry.terminator)
     return tmp.alloca(ty, name=name)
 
 

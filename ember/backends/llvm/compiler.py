@@ -87,7 +87,12 @@ class CompiledModule:
     optimized_ir: str | None = field(default=None, repr=False)
 
     def address(self, name: str) -> int:
-        """Address of function ``name`` in this module (KeyError if absent)."""
+        """Address of function ``name`` in this module (KeyError if absent).
+
+        Example::
+
+            KernelLauncher(cm.address("k"), 2)
+        """
         addr = self.addresses.get(name)
         if addr is None:
             addr = self.engine.get_function_address(name)
@@ -105,7 +110,12 @@ class CompiledModule:
 
 
 def cache_enabled() -> bool:
-    """False when the environment sets ``EMBER_CACHE=0`` (or off/false/no)."""
+    """False when the environment sets ``EMBER_CACHE=0`` (or off/false/no).
+
+    Example::
+
+        os.environ["EMBER_CACHE"] = "0"; cache_enabled()   # False
+    """
     return os.environ.get("EMBER_CACHE", "1").strip().lower() not in ("0", "off", "false", "no")
 
 
@@ -173,7 +183,12 @@ def register_symbol(name: str, address: int) -> None:
 
 def register_symbol_provider(provider: Callable[[str], int | None]) -> None:
     """Register ``provider(name) -> address or None``, consulted for declared
-    functions that are not yet resolvable when a module is loaded."""
+    functions that are not yet resolvable when a module is loaded.
+
+    Example::
+
+        register_symbol_provider(lambda name: table.get(name))
+    """
     _symbol_providers.append(provider)
 
 
@@ -203,6 +218,9 @@ def _resolve_externals(ir_text: str) -> None:
 
 _lock = threading.RLock()
 _memo: dict[str, CompiledModule] = {}
+# (input text, opt, target_attributes) -> module: skips attribute insertion
+# and hashing on repeated calls with the same text (~1 us instead of ~70 us)
+_text_memo: dict[tuple, CompiledModule] = {}
 _stats = {"memo_hits": 0, "disk_hits": 0, "compiles": 0, "corrupt": 0, "stores": 0}
 
 
@@ -218,9 +236,15 @@ def cache_stats() -> dict[str, int]:
 
 
 def clear_memory_cache() -> None:
-    """Forget the in-process memo (compiled code stays valid while referenced)."""
+    """Forget the in-process memo (compiled code stays valid while referenced).
+
+    Example::
+
+        clear_memory_cache(); compile_ir(text, ["k"]).source   # 'disk'
+    """
     with _lock:
         _memo.clear()
+        _text_memo.clear()
 
 
 # ---------------------------------------------------------------------------
@@ -355,6 +379,12 @@ def compile_ir(ir_text: str, names: list[str] | tuple[str, ...] = (), *, opt: in
         cm = compile_ir(str(m), ["one"])
         import ctypes; ctypes.CFUNCTYPE(ctypes.c_int64)(cm["one"])()   # 1
     """
+    cm = _text_memo.get((ir_text, opt, target_attributes))
+    if cm is not None:
+        _stats["memo_hits"] += 1
+        for n in names:
+            cm.address(n)
+        return cm
     target.initialize()
     text = target.add_target_attributes(ir_text) if target_attributes else ir_text
     key = cache_key(text, opt)
@@ -363,6 +393,7 @@ def compile_ir(ir_text: str, names: list[str] | tuple[str, ...] = (), *, opt: in
         _stats["memo_hits"] += 1
         for n in names:
             cm.address(n)
+        _text_memo[(ir_text, opt, target_attributes)] = cm
         return cm
     with _lock:
         cm = _memo.get(key)
@@ -400,6 +431,7 @@ def compile_ir(ir_text: str, names: list[str] | tuple[str, ...] = (), *, opt: in
             if use_disk and obj is not None:
                 _store_entry(key, obj)
         _memo[key] = cm
+        _text_memo[(ir_text, opt, target_attributes)] = cm
         return cm
 
 

@@ -84,7 +84,7 @@ def row_sum_kernel(module: ir.Module, name: str, ty: ir.Type, ncols: int,
     fn, start, stop, args = declare_kernel(module, name)
     entry = fn.append_basic_block("entry")
     rows = fn.append_basic_block("rows")
-    cols = fn.append_basic_block("cols")
+    cols = fn.append_basic_block("cols") if ncols > 0 else None
     row_end = fn.append_basic_block("row_end")
     done = fn.append_basic_block("done")
     b = ir.IRBuilder(entry)

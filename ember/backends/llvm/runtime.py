@@ -69,7 +69,12 @@ _I8PP = ir.IntType(8).as_pointer().as_pointer()
 
 
 def kernel_type() -> ir.FunctionType:
-    """The llvmlite type of a kernel: ``void (i64, i64, i8**)``."""
+    """The llvmlite type of a kernel: ``void (i64, i64, i8**)``.
+
+    Example::
+
+        fn = ir.Function(module, kernel_type(), name="k")
+    """
     return ir.FunctionType(ir.VoidType(), [_I64, _I64, _I8PP])
 
 
@@ -139,6 +144,10 @@ class KernelLauncher:
 
         Each buffer is an integer address or an object with
         ``.ctypes.data`` (a numpy array, kept alive by the returned call).
+
+        Example::
+
+            call = launcher.prepare([x.ctypes.data, y.ctypes.data])
         """
         if len(buffers) != self.n_args:
             raise ValueError(f"kernel takes {self.n_args} buffers, got {len(buffers)}")
@@ -184,6 +193,10 @@ class PreparedCall:
         Runs inline when ``total < 2 * min_per_thread`` or the pool has one
         thread; otherwise splits the range into chunks (multiples of
         ``align``) executed by this thread and the pool's workers.
+
+        Example::
+
+            call.run(x.size, min_per_thread=1 << 16, align=64)
         """
         if total <= 0:
             return
@@ -198,7 +211,12 @@ class PreparedCall:
 
 
 def num_threads() -> int:
-    """Pool size from ``EMBER_NUM_THREADS`` (default ``os.cpu_count()``)."""
+    """Pool size from ``EMBER_NUM_THREADS`` (default ``os.cpu_count()``).
+
+    Example::
+
+        os.environ["EMBER_NUM_THREADS"] = "1"; num_threads()   # 1
+    """
     env = os.environ.get("EMBER_NUM_THREADS", "").strip()
     if env:
         try:
@@ -225,6 +243,7 @@ class _Job:
         self.error: BaseException | None = None
 
     def work(self) -> None:
+        """Claim and run chunks until none are left (caller and workers)."""
         fn, chunk, total, n = self.fn, self.chunk, self.total, self.nchunks
         while True:
             i = next(self.claims)
@@ -303,6 +322,10 @@ class ThreadPool:
         up to a multiple of ``align``, and chunks are claimed dynamically.
         The first exception raised by any chunk is re-raised here after all
         claimed chunks have finished; unclaimed chunks are skipped.
+
+        Example::
+
+            pool.parallel_for(lambda a, b: kernel(a, b), n_rows, min_per_thread=8)
         """
         if total <= 0:
             return
@@ -330,7 +353,12 @@ class ThreadPool:
             raise job.error
 
     def shutdown(self, timeout: float = 1.0) -> None:
-        """Stop the workers (idempotent); the pool cannot be used afterwards."""
+        """Stop the workers (idempotent); the pool cannot be used afterwards.
+
+        Example::
+
+            pool = ThreadPool(2); ...; pool.shutdown()
+        """
         self._closed = True
         if os.getpid() != self.pid:
             return  # the threads belong to the parent process

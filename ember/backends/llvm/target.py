@@ -60,7 +60,12 @@ def initialize() -> None:
 
 @functools.lru_cache(maxsize=None)
 def host_cpu() -> str:
-    """LLVM's name for the host CPU, e.g. ``"znver4"``."""
+    """LLVM's name for the host CPU, e.g. ``"znver4"``.
+
+    Example::
+
+        host_cpu()   # 'znver4'
+    """
     initialize()
     return llvm.get_host_cpu_name()
 
@@ -93,7 +98,12 @@ def host_has_feature(name: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def host_triple() -> str:
-    """The process triple, e.g. ``"x86_64-unknown-linux-gnu"``."""
+    """The process triple, e.g. ``"x86_64-unknown-linux-gnu"``.
+
+    Example::
+
+        host_triple().startswith("x86_64")
+    """
     initialize()
     return llvm.get_process_triple()
 

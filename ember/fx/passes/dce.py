@@ -8,7 +8,7 @@ Example:
 """
 from __future__ import annotations
 
-from ..ir import ClosedGraph, Graph, Var, subgraphs
+from ..ir import ClosedGraph, Graph, Var
 
 
 def dce(graph: Graph) -> Graph:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core import get_aval
 from ..ir import Graph, Literal, Var, subgraphs
 
 

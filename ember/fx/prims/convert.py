@@ -28,9 +28,15 @@ def _convert_impl(x, *, new_dtype, weak_type=False):
         # saturate, so every backend agrees (C leaves these undefined).
         info = np.iinfo(new_dtype)
         with np.errstate(invalid="ignore"):
-            xr = np.real(x).astype(np.float64)
-            y = np.where(np.isnan(xr), 0, np.clip(np.trunc(xr), info.min, info.max))
-            return y.astype(new_dtype)
+            y = np.trunc(np.real(x).astype(np.float64))
+            # compare in float64 before converting: float(int64 max) rounds up to 2**63
+            hi = y >= float(info.max)
+            lo = y <= float(info.min)
+            bad = np.isnan(y) | hi | lo
+            out = np.where(bad, 0, y).astype(new_dtype)
+            out[hi] = info.max
+            out[lo] = info.min
+            return out
     if _dt.kind(x.dtype) == "c" and _dt.kind(new_dtype) != "c":
         x = np.real(x)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -87,7 +93,8 @@ def _bitcast_abstract(x, *, new_dtype):
 
 
 def _bitcast_impl(x, *, new_dtype):
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x)
+    x = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # keeps 0-d arrays 0-d
     old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
     y = x.view(new_dtype)
     if old > new:

@@ -120,8 +120,8 @@ not_p = unary("not", lambda x: np.invert(x), _intlike, lowp=False)
 real_p = unary("real", np.real, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
 imag_p = unary("imag", np.imag, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
 conj_p = unary("conj", np.conj, _inexact, lowp=False)
-population_count_p = unary("population_count", np.bitwise_count, _dt.is_integer,
-                           out_dtype=lambda d: d, lowp=False)
+population_count_p = unary("population_count", lambda x: np.bitwise_count(x).astype(np.asarray(x).dtype),
+                           _dt.is_integer, out_dtype=lambda d: d, lowp=False)
 clz_p = unary("clz", None, _dt.is_integer, lowp=False)
 
 
@@ -254,11 +254,16 @@ def _div_impl(x, y):
     if _dt.is_integer(x.dtype):
         # C semantics: truncate toward zero; x / 0 is defined as -1 (all ones) so
         # the reference never traps, matching what the native code produces.
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             safe = np.where(y == 0, 1, y)
-            q = np.abs(x.astype(np.int64) if x.dtype.kind == "i" else x) // np.abs(safe)
             if x.dtype.kind == "i":
-                q = q * np.sign(x) * np.sign(safe)
+                # truncate toward zero: floor division, then step back up where the
+                # signs differ and the division was inexact (wraps like C for MIN / -1)
+                q = np.floor_divide(x, safe)
+                inexact = (x - q * safe) != 0
+                q = q + (inexact & ((x < 0) != (safe < 0))).astype(x.dtype)
+                return np.where(y == 0, -1, q).astype(x.dtype)
+            q = x // safe
             return np.where(y == 0, -1, q).astype(x.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.true_divide(x, y)
@@ -347,8 +352,15 @@ ge_p = _cmp("ge", np.greater_equal, lambda d: _dt.kind(d) != "c")
 complex_p = Primitive("complex")
 complex_p.abstract_eval = _binary_abstract("complex", lambda d: d in (_dt.float32, _dt.float64),
                                            out_dtype=_dt.complex_dtype)
-complex_p.impl = lambda x, y: np.asarray(np.asarray(x) + 1j * np.asarray(y)).astype(
-    _dt.complex_dtype(np.asarray(x).dtype))
+def _complex_impl(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    out = np.empty(np.broadcast_shapes(x.shape, y.shape), _dt.complex_dtype(x.dtype))
+    out.real = x  # component-wise: x + 1j*y would turn (0, inf) into (nan, inf)
+    out.imag = y
+    return out
+
+
+complex_p.impl = _complex_impl
 defbroadcasting(complex_p)
 
 

@@ -24,12 +24,13 @@ import numpy as np
 import scipy.linalg as _sl
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error, tangent_aval
+from ..core import (AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error,
+                    tangent_aval)
 from . import convert as _cv
 from . import elementwise as _ew
 from . import reduce as _red
 from . import shape as _sh
-from .rules import bdim_to_front, instantiate, moveaxis
+from .rules import bdim_to_front, moveaxis
 
 _LINALG_DTYPES = (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128)
 
@@ -197,15 +198,6 @@ def _trailing_batch(prim, core_rank=2):
     return batch
 
 
-def _checked(abstract_eval, impl):
-    """Run abstract_eval before the numpy routine, so eager calls reject what tracing
-    rejects (numpy would happily upcast an int matrix to float64)."""
-    def checked_impl(*args, **params):
-        abstract_eval(*[get_aval(np.asarray(x)) for x in args], **params)
-        return impl(*args, **params)
-    return checked_impl
-
-
 def _batch_loop(fn, a, out_avals):
     """Apply a single-matrix function over the leading dims of `a` (for numpy routines
     that do not broadcast, and to isolate per-matrix failures)."""
@@ -260,7 +252,7 @@ def _cholesky_jvp(primals, tangents):
 
 cholesky_p = Primitive("cholesky")
 cholesky_p.abstract_eval = _cholesky_abstract
-cholesky_p.impl = _checked(_cholesky_abstract, _cholesky_impl)
+cholesky_p.impl = _cholesky_impl
 cholesky_p.jvp = _cholesky_jvp
 cholesky_p.batch = _trailing_batch(cholesky_p)
 cholesky_p.not_applicable.add("transpose")
@@ -402,7 +394,7 @@ def _ts_batch(axis_size, args, dims, **params):
 
 triangular_solve_p = Primitive("triangular_solve")
 triangular_solve_p.abstract_eval = _ts_abstract
-triangular_solve_p.impl = _checked(_ts_abstract, _ts_impl)
+triangular_solve_p.impl = _ts_impl
 triangular_solve_p.jvp = _ts_jvp
 triangular_solve_p.transpose = _ts_transpose
 triangular_solve_p.batch = _ts_batch
@@ -527,7 +519,7 @@ def _lu_jvp(primals, tangents):
 
 lu_p = Primitive("lu", multiple_results=True)
 lu_p.abstract_eval = _lu_abstract
-lu_p.impl = _checked(_lu_abstract, _lu_impl)
+lu_p.impl = _lu_impl
 lu_p.jvp = _lu_jvp
 lu_p.batch = _trailing_batch(lu_p)
 lu_p.not_applicable.add("transpose")
@@ -634,7 +626,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
 
 qr_p = Primitive("qr", multiple_results=True)
 qr_p.abstract_eval = _qr_abstract
-qr_p.impl = _checked(_qr_abstract, _qr_impl)
+qr_p.impl = _qr_impl
 qr_p.jvp = _qr_jvp
 qr_p.batch = _trailing_batch(qr_p)
 qr_p.not_applicable.add("transpose")
@@ -687,7 +679,7 @@ def _eigh_jvp(primals, tangents, *, lower):
 
 eigh_p = Primitive("eigh", multiple_results=True)
 eigh_p.abstract_eval = _eigh_abstract
-eigh_p.impl = _checked(_eigh_abstract, _eigh_impl)
+eigh_p.impl = _eigh_impl
 eigh_p.jvp = _eigh_jvp
 eigh_p.batch = _trailing_batch(eigh_p)
 eigh_p.not_applicable.add("transpose")
@@ -785,7 +777,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 svd_p = Primitive("svd", multiple_results=True)
 svd_p.abstract_eval = _svd_abstract
-svd_p.impl = _checked(_svd_abstract, _svd_impl)
+svd_p.impl = _svd_impl
 svd_p.jvp = _svd_jvp
 svd_p.batch = _trailing_batch(svd_p)
 svd_p.not_applicable.add("transpose")
@@ -853,7 +845,7 @@ def _eig_jvp(primals, tangents, *, compute_eigenvectors):
 
 eig_p = Primitive("eig", multiple_results=True)
 eig_p.abstract_eval = _eig_abstract
-eig_p.impl = _checked(_eig_abstract, _eig_impl)
+eig_p.impl = _eig_impl
 eig_p.jvp = _eig_jvp
 eig_p.batch = _trailing_batch(eig_p)
 eig_p.not_applicable.add("transpose")
@@ -876,5 +868,15 @@ def eig(x, compute_eigenvectors: bool = True):
     return tuple(eig_p.bind(x, compute_eigenvectors=bool(compute_eigenvectors)))
 
 
-__all__ = ["cholesky", "symmetrize", "triangular_solve", "lu", "lu_solve", "permutation_matrix",
-           "qr", "eigh", "svd", "eig"]
+__all__ = [
+    "cholesky",
+    "eig",
+    "eigh",
+    "lu",
+    "lu_solve",
+    "permutation_matrix",
+    "qr",
+    "svd",
+    "symmetrize",
+    "triangular_solve",
+]

@@ -2,3 +2,4 @@
 from .cond import cond, switch, cond_p  # noqa: F401
 from .scan import scan, map, scan_p  # noqa: F401
 from .loops import while_loop, fori_loop, while_p  # noqa: F401
+from .associative import associative_scan  # noqa: F401

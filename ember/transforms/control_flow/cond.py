@@ -14,10 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import (AbstractArray, Primitive, Zero, get_aval, is_undefined, tangent_aval,
+from ...fx.core import (Primitive, Zero, get_aval, is_undefined, tangent_aval,
                         user_source)
 from ...fx.interpreter import run_graph_numpy
-from ...fx.ir import ClosedGraph, Graph, eval_graph
+from ...fx.ir import Graph, eval_graph
 from ...fx.prims import convert as _cv
 from ...fx.prims import elementwise as _ew
 from ...fx.prims.rules import bdim_to_front, instantiate
@@ -180,7 +180,6 @@ def _cond_transpose(cts, index, *ops, branches):
     lin = [is_undefined(x) for x in ops]
     known_vals = [x for x, m in zip(ops, lin) if not m]
     ct_nz = [type(c) is not Zero for c in cts]
-    lin_avals = [x.aval for x, m in zip(ops, lin) if m]
     tbs = []
     for b in branches:
         g = b.graph

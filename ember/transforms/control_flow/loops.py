@@ -133,6 +133,8 @@ while_p.abstract_eval = _while_abstract
 while_p.impl = _while_impl
 while_p.jvp = _while_jvp
 while_p.batch = _while_batch
+# No transpose: the trip count is dynamic.  backward_pass reports this with a hint.
+while_p.not_applicable.add("transpose")
 
 
 def while_loop(cond_fun, body_fun, init_val):

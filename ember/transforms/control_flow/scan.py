@@ -17,7 +17,7 @@ import numpy as np
 
 from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval, user_source
 from ...fx.interpreter import run_graph_numpy
-from ...fx.ir import ClosedGraph, Graph, eval_graph
+from ...fx.ir import Graph
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
 from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
@@ -41,7 +41,6 @@ def _stack_aval(a, n):
 
 def _scan_abstract(*avals, body, num_consts, num_carry, length, reverse):
     carry = avals[num_consts:num_consts + num_carry]
-    n_y = len(body.out_avals) - num_carry
     ys = [_stack_aval(a, length) for a in body.out_avals[num_carry:]]
     return list(carry) + ys
 
@@ -76,7 +75,6 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
             break
         k_nz = new_k
     n_y = len(body.out_avals) - num_carry
-    inst = k_nz + [False] * n_y
     _, out_nz = jvp_graph(body, c_nz + k_nz + x_nz)
     y_nz = out_nz[num_carry:]
     jg, _ = jvp_graph(body, c_nz + k_nz + x_nz, instantiate_out=k_nz + y_nz)
@@ -194,7 +192,6 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
     kc = [v for v, m in zip(c, c_lin) if not m]
     kx = [v for v, m in zip(x, x_lin) if not m]
     lc_avals = [v.aval for v, m in zip(c, c_lin) if m]
-    lx_avals = [_x_aval(v.aval) for v, m in zip(x, x_lin) if m]
     g = body.graph
     ins_c, ins_k, ins_x = _split(g.inputs, num_consts, num_carry)
     known_vars = [v for v, m in zip(ins_c, c_lin) if not m] + [v for v, m in zip(ins_x, x_lin) if not m]

@@ -2,7 +2,8 @@
 jvp/vjp vs finite differences, transposes (dot-product test) and vmap."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember import dtypes as _dt

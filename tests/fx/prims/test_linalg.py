@@ -2,7 +2,8 @@
 abstract eval vs impl, staging, jvp/vjp vs finite differences, transposes and vmap."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 from ember import dtypes as _dt
@@ -309,7 +310,7 @@ def test_triangular_solve_grads(left_side, lower, transpose_a, unit):
     rng = np.random.default_rng(12)
     a = _rand(rng, (3, 3)) + 3 * np.eye(3)
     b = _rand(rng, (3, 2) if left_side else (2, 3))
-    f = lambda a, b: lax.linalg.triangular_solve(a, b, left_side=left_side, lower=lower,  # noqa
+    f = lambda a, b: lax.linalg.triangular_solve(a, b, left_side=left_side, lower=lower,
                                                  transpose_a=transpose_a, unit_diagonal=unit)
     check_grads(f, (a, b), order=2)
 
@@ -444,7 +445,7 @@ def test_eig_jvp():
     rhs = v * dw[..., None, :] + dv * w[..., None, :]
     np.testing.assert_allclose(lhs, rhs, atol=1e-9)
     np.testing.assert_allclose(np.real(np.sum(np.conj(v) * dv, axis=-2)), 0, atol=1e-9)
-    (w2,), (dw2,) = ember.jvp(lambda x: lax.linalg.eig(x, compute_eigenvectors=False), (a,), (da,))
+    _, (dw2,) = ember.jvp(lambda x: lax.linalg.eig(x, compute_eigenvectors=False), (a,), (da,))
     np.testing.assert_allclose(np.asarray(dw2), dw, atol=1e-9)
 
 
@@ -487,6 +488,7 @@ def test_batch_rule_keeps_leading_batch_dim():
     np.testing.assert_allclose(np.asarray(out), np.linalg.cholesky(x), atol=1e-10)
     outs, ds = L.svd_p.batch(3, [x], [1], full_matrices=False, compute_uv=True)
     assert list(ds) == [1, 1, 1]
+    np.testing.assert_allclose(np.asarray(outs[0]), np.linalg.svd(x, compute_uv=False), atol=1e-10)
     # A mapped axis among the matrix dims moves to the front.
     out, d = L.cholesky_p.batch(3, [np.moveaxis(x, 1, 3)], [3])
     assert d == 0
@@ -500,7 +502,7 @@ def test_vmap_triangular_solve(in_axes):
     b = _rand(rng, (3, 3, 2))
     a = a[0] if in_axes[0] is None else np.moveaxis(a, 0, in_axes[0])
     b = b[0] if in_axes[1] is None else np.moveaxis(b, 0, in_axes[1])
-    f = lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True)  # noqa
+    f = lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True)
     check_vmap(f, (a, b), in_axes=in_axes, atol=1e-10, rtol=1e-10)
 
 

@@ -4,7 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 import ember.numpy as enp
@@ -73,6 +74,15 @@ def test_square_functions_vs_numpy(dtype, batch):
     assert logdet.dtype == _dt.real_dtype(dtype) and sign.dtype == dtype
 
 
+def test_eigh_uplo_without_symmetrization():
+    a = np.array([[2.0, 5.0], [1.0, 3.0]])
+    for uplo in ("L", "U"):
+        _close(LA.eigvalsh(a, UPLO=uplo, symmetrize_input=False), np.linalg.eigvalsh(a, UPLO=uplo),
+               np.float64)
+    with pytest.raises(ValueError, match="UPLO"):
+        LA.eigh(a, UPLO="X")
+
+
 def test_named_results():
     a = np.array([[2.0, 1.0], [1.0, 3.0]])
     r = LA.eigh(a)
@@ -127,7 +137,7 @@ def test_svd_qr_pinv_rank_vs_numpy(dtype, shape):
     a = _rand(rng, shape, dtype)
     for full in (True, False):
         u, s, vh = LA.svd(a, full_matrices=full)
-        u_np, s_np, vh_np = np.linalg.svd(a, full_matrices=full)
+        u_np, _, vh_np = np.linalg.svd(a, full_matrices=full)
         assert np.shape(u) == u_np.shape and np.shape(vh) == vh_np.shape
         k = min(shape[-2:])
         _close((np.asarray(u)[..., :, :k] * np.asarray(s)[..., None, :]) @ np.asarray(vh)[..., :k, :],
@@ -168,8 +178,9 @@ def test_lstsq_vs_numpy(shape_b):
     x_np, res_np, rank_np, s_np = np.linalg.lstsq(a, b)
     _close(x, x_np, np.float64)
     _close(res, res_np, np.float64)
+    _close(s, s_np, np.float64)
     assert rank.item() == rank_np and rank.dtype == np.int32
-    x, res, rank, s = LA.lstsq(a.T, b[:3])
+    x, res, _, _ = LA.lstsq(a.T, b[:3])
     _close(x, np.linalg.lstsq(a.T, b[:3])[0], np.float64)
     assert np.shape(res) == (0,)
 
@@ -184,6 +195,8 @@ def test_eig_eigvals():
     np.testing.assert_allclose(np.sort_complex(np.asarray(LA.eigvals(a))),
                                np.sort_complex(np.linalg.eigvals(a)), atol=1e-10)
     assert LA.eigvals(np.ones((3, 3), np.float32)).dtype == np.complex64
+    # Reverse mode through complex eigenvalues of a real matrix.
+    check_grads(lambda x: lax.real(lax.mul(LA.eigvals(x), LA.eigvals(x))), (a[0],), order=1)
     # A primitive with a reference implementation: it also works under tracing.
     np.testing.assert_allclose(np.asarray(ember.jit(LA.eigvals)(a)), np.asarray(LA.eigvals(a)))
 

@@ -2,7 +2,8 @@
 `axis`/`axes` and `norm`, dtypes, staging, derivatives and vmap."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import ember
 import ember.numpy as enp

@@ -1,0 +1,326 @@
+"""The loop IR shared by the native backends: fused kernels and library steps.
+
+A `Program` is a list of steps over numbered buffers.  A `MapKernel` computes
+every element of one output buffer from a scalar *value expression*; a
+`ReduceKernel` folds a value expression over some axes of an iteration space.
+Expressions are plain hashable tuples, so identical sub-expressions are shared
+for free by the renderers' memo tables:
+
+  index expressions (i64):
+    ("v", k)               loop variable k
+    ("c", n)               constant
+    ("+", a, b)  ("*", a, n)  ("/", a, n)  ("%", a, n)   (n a positive constant)
+    ("clamp", a, lo, hi)   clamp into [lo, hi]
+    ("val", vexpr)         an integer value expression used as an index
+  value expressions:
+    ("load", buf, iexpr, dtype)
+    ("const", value, dtype)
+    ("index", iexpr, dtype)           an index as a value (iota)
+    ("op", name, params, dtype, *args)   a primitive applied elementwise
+
+Example:
+    >>> linearize((("v", 0), ("v", 1)), (4, 5))
+    ('+', ('*', ('v', 0), 5), ('v', 1))
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class E(tuple):
+    """An expression node: a tuple whose hash is computed once.
+
+    Expressions are DAGs with heavy sharing (a value used twice per round of a
+    hash function doubles the tree each round), and Python tuples rehash their
+    whole tree every time; caching the hash keeps memo tables linear.
+    """
+    __slots__ = ()
+    _hashes: dict = {}
+
+    def __new__(cls, *items):
+        return tuple.__new__(cls, items)
+
+    def __hash__(self):
+        h = E._hashes.get(id(self))
+        if h is None:
+            h = E._hashes[id(self)] = tuple.__hash__(self)
+            _KEEP.append(self)  # ids stay unique while the cache holds them
+        return h
+
+
+_KEEP: list = []
+
+
+def clear_hash_cache():
+    """Drop cached hashes (after a program is rendered)."""
+    E._hashes.clear()
+    _KEEP.clear()
+
+
+class E(tuple):
+    """An expression node: a tuple whose hash is computed once.
+
+    Expressions are DAGs with heavy sharing (a value used twice per round of a
+    hash function doubles the tree each round), and Python tuples rehash their
+    whole tree every time; caching the hash keeps memo tables linear.
+    """
+
+    def __new__(cls, *items):
+        return tuple.__new__(cls, items)
+
+    def __hash__(self):
+        try:
+            return self._h
+        except AttributeError:
+            self._h = tuple.__hash__(self)
+            return self._h
+
+    def __eq__(self, other):
+        return self is other or tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+
+# --- index expression constructors with light simplification ----------------------------
+
+def iconst(n: int):
+    return E("c", int(n))
+
+
+def iadd(a, b):
+    if a[0] == "c" and b[0] == "c":
+        return E("c", a[1] + b[1])
+    if a[0] == "c" and a[1] == 0:
+        return b
+    if b[0] == "c" and b[1] == 0:
+        return a
+    return E("+", a, b)
+
+
+def imul(a, n: int):
+    n = int(n)
+    if n == 0:
+        return E("c", 0)
+    if n == 1:
+        return a
+    if a[0] == "c":
+        return E("c", a[1] * n)
+    return E("*", a, n)
+
+
+def bounds(e, ranges):
+    """Inclusive (lo, hi) of an index expression given loop-variable extents
+    `ranges` ({var: n} meaning 0 <= var < n); None when unknown."""
+    t = e[0]
+    if t == "c":
+        return e[1], e[1]
+    if t == "v":
+        n = ranges.get(e[1]) if ranges else None
+        return (0, n - 1) if n else None
+    if t == "+":
+        a, b = bounds(e[1], ranges), bounds(e[2], ranges)
+        return (a[0] + b[0], a[1] + b[1]) if a and b else None
+    if t == "*":
+        a = bounds(e[1], ranges)
+        if not a:
+            return None
+        lo, hi = a[0] * e[2], a[1] * e[2]
+        return (min(lo, hi), max(lo, hi))
+    if t == "/":
+        a = bounds(e[1], ranges)
+        return (a[0] // e[2], a[1] // e[2]) if a else None
+    if t == "%":
+        return (0, e[2] - 1)
+    if t == "clamp":
+        a = bounds(e[1], ranges)
+        lo, hi = e[2], e[3]
+        return (max(lo, min(a[0], hi)), min(hi, max(a[1], lo))) if a else (lo, hi)
+    return None
+
+
+def _split_multiple(a, n, ranges):
+    """Write `a` as q*n + r with 0 <= r < n when its terms allow: returns (q, r) or None."""
+    terms = []
+    stack = [a]
+    while stack:
+        e = stack.pop()
+        if e[0] == "+":
+            stack.extend((e[1], e[2]))
+        else:
+            terms.append(e)
+    q, r = [], []
+    for t in terms:
+        if t[0] == "*" and t[2] % n == 0:
+            q.append(imul(t[1], t[2] // n))
+        elif t[0] == "c" and t[1] % n == 0:
+            q.append(E("c", t[1] // n))
+        else:
+            r.append(t)
+    rest = E("c", 0)
+    for t in r:
+        rest = iadd(rest, t)
+    b = bounds(rest, ranges)
+    if b is None or b[0] < 0 or b[1] >= n:
+        return None
+    quot = E("c", 0)
+    for t in q:
+        quot = iadd(quot, t)
+    return quot, rest
+
+
+def idiv(a, n: int, ranges=None):
+    """Floor division by a positive constant, simplified with known variable ranges."""
+    n = int(n)
+    if n == 1:
+        return a
+    if a[0] == "c":
+        return E("c", a[1] // n)
+    b = bounds(a, ranges)
+    if b is not None and 0 <= b[0] and b[1] < n:
+        return E("c", 0)
+    split = _split_multiple(a, n, ranges) if ranges else None
+    if split is not None:
+        return split[0]
+    return E("/", a, n)
+
+
+def imod(a, n: int, ranges=None):
+    """Remainder by a positive constant, simplified with known variable ranges."""
+    n = int(n)
+    if n == 1:
+        return E("c", 0)
+    if a[0] == "c":
+        return E("c", a[1] % n)
+    b = bounds(a, ranges)
+    if b is not None and 0 <= b[0] and b[1] < n:
+        return a
+    split = _split_multiple(a, n, ranges) if ranges else None
+    if split is not None:
+        return split[1]
+    return E("%", a, n)
+
+
+def iclamp(a, lo: int, hi: int):
+    if a[0] == "c":
+        return E("c", min(max(a[1], lo), hi))
+    return E("clamp", a, int(lo), int(hi))
+
+
+def linearize(idx, shape):
+    """Row-major flat index of a multi-index into `shape`."""
+    out = E("c", 0)
+    for i, n in zip(idx, shape):
+        out = iadd(imul(out, n), i)
+    return out
+
+
+def delinearize(flat, shape, ranges=None):
+    """Multi-index into `shape` of a row-major flat index (`flat` < size(shape),
+    so the leading dimension needs no modulo)."""
+    strides, stride = [], 1
+    for n in reversed(shape):
+        strides.append(stride)
+        stride *= n
+    strides.reverse()
+    idx = []
+    for j, (n, s) in enumerate(zip(shape, strides)):
+        if n == 1:
+            idx.append(E("c", 0))
+            continue
+        q = idiv(flat, s, ranges)
+        idx.append(q if j == 0 else imod(q, n, ranges))
+    return tuple(idx)
+
+
+# --- steps --------------------------------------------------------------------------------
+
+@dataclass
+class Buffer:
+    shape: tuple
+    dtype: np.dtype
+    kind: str  # "input", "const", "temp", "output"
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class MapKernel:
+    """out[i...] = body, for every index of `shape` (loop variables 0..ndim-1)."""
+    name: str
+    out: int
+    shape: tuple
+    body: tuple
+    inputs: list = field(default_factory=list)
+
+
+@dataclass
+class ReduceKernel:
+    """out[kept...] = fold(op, body over `axes`) for the iteration space `space`
+    (loop variables index `space`; `axes` are the reduced ones)."""
+    name: str
+    out: int
+    space: tuple
+    axes: tuple
+    op: str  # sum, prod, max, min, and, or
+    dtype: np.dtype
+    body: tuple
+    inputs: list = field(default_factory=list)
+
+    @property
+    def kept(self) -> tuple:
+        return tuple(i for i in range(len(self.space)) if i not in self.axes)
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(self.space[i] for i in self.kept)
+
+    @property
+    def register_accumulator(self) -> bool:
+        """Reduce each output element in a register (kept axes outer, reduced axes inner)
+        rather than accumulating into the output in the input's row-major order.
+        Chosen when the reduced axes are innermost (contiguous reads), for
+        half-precision (the accumulator must be float32), and for full reductions."""
+        n = len(self.space)
+        suffix = tuple(self.axes) == tuple(range(n - len(self.axes), n))
+        lowp = np.dtype(self.dtype).name in ("float16", "bfloat16")
+        return suffix or lowp or not self.kept
+
+
+@dataclass
+class LibraryStep:
+    """A primitive executed by a library (numpy/BLAS/...) on whole buffers."""
+    eq: object
+    inputs: list  # buffer ids or ("lit", value)
+    outputs: list
+
+
+@dataclass
+class Program:
+    buffers: list
+    inputs: list       # buffer ids of the graph inputs (after consts)
+    consts: list       # (buffer id, value)
+    steps: list
+    outputs: list      # buffer ids or ("lit", value)
+
+
+def expr_inputs(expr, acc=None) -> set:
+    """The buffer ids a value/index expression loads from."""
+    acc = set() if acc is None else acc
+    seen = set()
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if not isinstance(e, tuple) or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e and e[0] == "load":
+            acc.add(e[1])
+            stack.append(e[2])
+        else:
+            stack.extend(x for x in e if isinstance(x, tuple))
+    return acc

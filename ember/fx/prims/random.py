@@ -1,0 +1,142 @@
+"""The Threefry-2x32 (20 rounds) block cipher that `ember.random` hashes counters
+with: `threefry2x32_composite`, written with `ember.lax` uint32 add/xor/shift/or
+(what `ember.random` stages by default), and the `threefry2x32` primitive, the same
+function as one equation whose reference implementation is numpy uint32
+wrap-around arithmetic (bit-identical; `ember.random.set_threefry_impl("primitive")`
+selects it for shorter graphs and faster eager draws).  The composite is registered
+as the primitive's backend-neutral expansion (`threefry2x32_p.lowerings["expand"]`).
+
+Example:
+    >>> import numpy as np
+    >>> y0, y1 = threefry2x32(np.uint32(0), np.uint32(0), np.uint32(0), np.uint32(0))
+    >>> hex(int(y0)), hex(int(y1))
+    ('0x6b200159', '0x99ba4efe')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ..core import AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
+from .rules import bdim_to_front
+
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+KS_PARITY = 0x1BD11BDA
+
+threefry2x32_p = Primitive("threefry2x32", multiple_results=True)
+
+
+def _abstract(k0, k1, x0, x1):
+    avals = (k0, k1, x0, x1)
+    for a, what in zip(avals, ("k0", "k1", "x0", "x1")):
+        if a.dtype != _dt.uint32:
+            raise TypeError(f"threefry2x32: {what} must be uint32, got {a}")
+    shapes = {a.shape for a in avals if a.shape != ()}
+    if len(shapes) > 1:
+        raise shape_error("threefry2x32", f"operands must have equal shapes or be rank 0, got "
+                                          f"{', '.join(str(a) for a in avals)}")
+    shape = shapes.pop() if shapes else ()
+    out = AbstractArray(shape, _dt.uint32)
+    return [out, out]
+
+
+def _impl(k0, k1, x0, x1):
+    shape = np.broadcast_shapes(np.shape(k0), np.shape(k1), np.shape(x0), np.shape(x1))
+    # Flat 1-d arrays: numpy wraps uint32 arithmetic on arrays silently (it warns on
+    # scalar overflow), and in-place ufuncs keep them arrays.
+    n = int(np.prod(shape, dtype=np.int64))
+
+    def flat(v):
+        return np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.uint32), shape)).reshape(n).copy()
+
+    k0, k1, x0, x1 = flat(k0), flat(k1), flat(x0), flat(x1)
+    ks = (k0, k1, k0 ^ k1 ^ np.uint32(KS_PARITY))
+    tmp = np.empty_like(x0)
+    np.add(x0, ks[0], out=x0)
+    np.add(x1, ks[1], out=x1)
+    for group in range(5):
+        for r in ROTATIONS[group % 2]:
+            np.add(x0, x1, out=x0)
+            np.left_shift(x1, np.uint32(r), out=tmp)
+            np.right_shift(x1, np.uint32(32 - r), out=x1)
+            np.bitwise_or(x1, tmp, out=x1)
+            np.bitwise_xor(x1, x0, out=x1)
+        s = group + 1
+        np.add(x0, ks[s % 3], out=x0)
+        np.add(x1, ks[(s + 1) % 3], out=x1)
+        np.add(x1, np.uint32(s), out=x1)
+    return [x0.reshape(shape), x1.reshape(shape)]
+
+
+def _batch(axis_size, args, dims):
+    from .shape import broadcast_in_dim
+    avals = [get_aval(a) for a in args]
+    logical = max(((a.shape if d is None else a.shape[:d] + a.shape[d + 1:])
+                   for a, d in zip(avals, dims)), key=len)
+    full = (axis_size,) + tuple(logical)
+    ops = []
+    for a, d in zip(args, dims):
+        m = bdim_to_front(a, d, axis_size)
+        if get_aval(m).shape != full:  # a batched rank-0 operand: spread it over the counters
+            m = broadcast_in_dim(m, full, (0,))
+        ops.append(m)
+    return threefry2x32_p.bind(*ops), [0, 0]
+
+
+def _jvp(primals, tangents):
+    outs = threefry2x32_p.bind(*primals)
+    return outs, [Zero(tangent_aval(get_aval(o))) for o in outs]
+
+
+threefry2x32_p.abstract_eval = _abstract
+threefry2x32_p.impl = _impl
+threefry2x32_p.batch = _batch
+threefry2x32_p.jvp = _jvp
+threefry2x32_p.not_applicable.add("transpose")
+
+
+def threefry2x32(k0, k1, x0, x1):
+    """Threefry-2x32/20 of the counter words `(x0, x1)` under the key words `(k0, k1)`
+    (uint32 arrays of one shape, or rank 0); returns the two output word arrays.
+
+    Example:
+        >>> import numpy as np
+        >>> [hex(int(v)) for v in threefry2x32(*(np.uint32(0xFFFFFFFF),) * 4)]
+        ['0x1cb996fc', '0xbb002be7']
+    """
+    return threefry2x32_p.bind(k0, k1, x0, x1)
+
+
+def threefry2x32_composite(k0, k1, x0, x1):
+    """The same function as `threefry2x32`, written with `ember.lax` uint32 add, xor,
+    shifts and or (wrap-around arithmetic), for backends that inline it.
+
+    Example:
+        >>> import numpy as np
+        >>> [hex(int(v)) for v in threefry2x32_composite(*(np.uint32(0),) * 4)]
+        ['0x6b200159', '0x99ba4efe']
+    """
+    from .elementwise import add, bitwise_or, bitwise_xor, shift_left, shift_right_logical
+    from .shape import broadcast_in_dim
+    avals = _abstract(*(get_aval(v) for v in (k0, k1, x0, x1)))
+    shape = avals[0].shape
+
+    def full(v):
+        return v if get_aval(v).shape == shape else broadcast_in_dim(v, shape, ())
+
+    k0, k1, x0, x1 = (full(v) for v in (k0, k1, x0, x1))
+    ks = (k0, k1, bitwise_xor(bitwise_xor(k0, k1), np.uint32(KS_PARITY)))
+    x0 = add(x0, ks[0])
+    x1 = add(x1, ks[1])
+    for group in range(5):
+        for r in ROTATIONS[group % 2]:
+            x0 = add(x0, x1)
+            rot = bitwise_or(shift_left(x1, np.uint32(r)), shift_right_logical(x1, np.uint32(32 - r)))
+            x1 = bitwise_xor(rot, x0)
+        s = group + 1
+        x0 = add(x0, ks[s % 3])
+        x1 = add(add(x1, ks[(s + 1) % 3]), np.uint32(s))
+    return [x0, x1]
+
+
+threefry2x32_p.lowerings["expand"] = threefry2x32_composite

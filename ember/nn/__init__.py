@@ -1,0 +1,26 @@
+"""`ember.nn`: a PyTorch-shaped, stateful shim on ember's functional core.
+
+- `Module` (parameters, buffers, submodules registered by attribute assignment),
+  `functional_call` (run a module with other state swapped in, returns updated
+  buffers; safe under grad/vmap/jit), `value_and_grad`, `TrainStep`/`compile_step`;
+- layers with PyTorch's names, arguments, weight layouts and initialisation
+  (`Linear`, `Conv2d`, `LSTM`, `MultiheadAttention`, `TransformerEncoderLayer`, ...);
+- `functional` (stateless ops), losses, `init` (functional initialisers), `utils`.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import nn
+    >>> model = nn.Sequential(nn.Linear(4, 16), nn.GELU(), nn.Linear(16, 2))
+    >>> model(enp.ones((8, 4))).shape
+    (8, 2)
+    >>> model.num_parameters()
+    114
+"""
+from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from . import utils  # noqa: F401
+from .module import (Module, Parameter, functional_call, manual_seed, next_rng_key,  # noqa: F401
+                     rng_scope, IncompatibleKeys, flatten_names, unflatten_names)
+from .layers import *  # noqa: F401,F403
+from .losses import *  # noqa: F401,F403
+from .train import value_and_grad, TrainStep, compile_step, compile_forward  # noqa: F401

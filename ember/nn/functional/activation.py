@@ -1,0 +1,399 @@
+"""Activation functions and (log-)softmax, as composites over `ember.numpy`/`ember.lax`
+so that every transform applies.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember.nn import functional as F
+    >>> F.relu(enp.asarray([-1.0, 2.0])).tolist()
+    [0.0, 2.0]
+"""
+from __future__ import annotations
+
+import math
+
+from ... import lax
+from ...transforms.misc import stop_gradient
+from ._util import arr, dtype_of, enp, float_arr
+
+__all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
+           "sigmoid", "tanh", "softplus", "softsign", "mish", "hardswish", "hardsigmoid",
+           "hardtanh", "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "threshold",
+           "glu", "prelu", "softmax", "log_softmax", "softmin", "logsumexp"]
+
+
+def relu(x, inplace: bool = False):
+    """max(x, 0).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> relu(enp.asarray([-1.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
+    x = arr(x)
+    return enp().maximum(x, 0)
+
+
+def relu6(x, inplace: bool = False):
+    """min(max(x, 0), 6).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> relu6(enp.asarray([-1.0, 7.0])).tolist()
+        [0.0, 6.0]
+    """
+    return hardtanh(x, 0.0, 6.0)
+
+
+def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
+    """x if x >= 0 else negative_slope * x.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> leaky_relu(enp.asarray([-1.0, 1.0]), 0.1).tolist()
+        [-0.10000000149011612, 1.0]
+    """
+    x = float_arr(x)
+    return enp().where(x >= 0, x, x * negative_slope)
+
+
+def elu(x, alpha: float = 1.0, inplace: bool = False):
+    """x if x > 0 else alpha * (exp(x) - 1).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> elu(enp.asarray([0.0, 1.0])).tolist()
+        [0.0, 1.0]
+    """
+    x = float_arr(x)
+    e = enp()
+    return e.where(x > 0, x, alpha * e.expm1(e.minimum(x, 0)))
+
+
+def selu(x, inplace: bool = False):
+    """scale * elu(x, alpha) with the self-normalising constants.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(selu(enp.asarray(1.0)).item(), 4)
+        1.0507
+    """
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return scale * elu(x, alpha)
+
+
+def celu(x, alpha: float = 1.0, inplace: bool = False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> celu(enp.asarray(2.0)).item()
+        2.0
+    """
+    x = float_arr(x)
+    e = enp()
+    return e.where(x > 0, x, alpha * e.expm1(e.minimum(x, 0) / alpha))
+
+
+def gelu(x, approximate: str = "none"):
+    """Gaussian error linear unit: x * Phi(x) exactly (`approximate="none"`, via erf)
+    or with the tanh approximation (`approximate="tanh"`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(gelu(enp.asarray(1.0)).item(), 4)
+        0.8413
+    """
+    x = float_arr(x)
+    e = enp()
+    if approximate == "tanh":
+        c = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + e.tanh(c * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    d = dtype_of(x)
+    return 0.5 * x * (1.0 + lax.erf(x * d.type(1.0 / math.sqrt(2.0))))
+
+
+def silu(x, inplace: bool = False):
+    """x * sigmoid(x) (a.k.a. swish).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> silu(enp.asarray(0.0)).item()
+        0.0
+    """
+    x = float_arr(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x)), computed stably.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> sigmoid(enp.asarray(0.0)).item()
+        0.5
+    """
+    return lax.logistic(float_arr(x))
+
+
+def tanh(x):
+    """Hyperbolic tangent.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> tanh(enp.asarray(0.0)).item()
+        0.0
+    """
+    return enp().tanh(float_arr(x))
+
+
+def softplus(x, beta: float = 1.0, threshold: float = 20.0):
+    """log(1 + exp(beta * x)) / beta, reverting to x where beta * x > threshold.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(softplus(enp.asarray(0.0)).item(), 4)
+        0.6931
+    """
+    x = float_arr(x)
+    e = enp()
+    bx = x * beta
+    soft = e.logaddexp(bx, 0.0) / beta
+    return e.where(bx > threshold, x, soft)
+
+
+def softsign(x):
+    """x / (1 + |x|).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> softsign(enp.asarray(1.0)).item()
+        0.5
+    """
+    x = float_arr(x)
+    return x / (1.0 + enp().abs(x))
+
+
+def mish(x, inplace: bool = False):
+    """x * tanh(softplus(x)).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> mish(enp.asarray(0.0)).item()
+        0.0
+    """
+    x = float_arr(x)
+    return x * enp().tanh(softplus(x))
+
+
+def hardsigmoid(x, inplace: bool = False):
+    """relu6(x + 3) / 6.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> hardsigmoid(enp.asarray(0.0)).item()
+        0.5
+    """
+    x = float_arr(x)
+    return relu6(x + 3.0) / 6.0
+
+
+def hardswish(x, inplace: bool = False):
+    """x * relu6(x + 3) / 6.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> hardswish(enp.asarray(3.0)).item()
+        3.0
+    """
+    x = float_arr(x)
+    return x * hardsigmoid(x)
+
+
+def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """x clamped to [min_val, max_val].
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> hardtanh(enp.asarray([-2.0, 0.5])).tolist()
+        [-1.0, 0.5]
+    """
+    x = float_arr(x)
+    e = enp()
+    return e.minimum(e.maximum(x, min_val), max_val)
+
+
+def logsigmoid(x):
+    """log(sigmoid(x)) = -softplus(-x), computed stably.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(logsigmoid(enp.asarray(0.0)).item(), 4)
+        -0.6931
+    """
+    x = float_arr(x)
+    return -enp().logaddexp(-x, 0.0)
+
+
+def tanhshrink(x):
+    """x - tanh(x).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> tanhshrink(enp.asarray(0.0)).item()
+        0.0
+    """
+    x = float_arr(x)
+    return x - enp().tanh(x)
+
+
+def softshrink(x, lambd: float = 0.5):
+    """x - lambd if x > lambd, x + lambd if x < -lambd, else 0.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> softshrink(enp.asarray([1.0, 0.2])).tolist()
+        [0.5, 0.0]
+    """
+    x = float_arr(x)
+    e = enp()
+    return e.where(x > lambd, x - lambd, e.where(x < -lambd, x + lambd, 0.0))
+
+
+def hardshrink(x, lambd: float = 0.5):
+    """x where |x| > lambd, else 0.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> hardshrink(enp.asarray([1.0, 0.2])).tolist()
+        [1.0, 0.0]
+    """
+    x = float_arr(x)
+    e = enp()
+    return e.where(e.abs(x) > lambd, x, 0.0)
+
+
+def threshold(x, threshold: float, value: float, inplace: bool = False):
+    """x where x > threshold, else value.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> threshold(enp.asarray([1.0, 3.0]), 2.0, -1.0).tolist()
+        [-1.0, 3.0]
+    """
+    x = arr(x)
+    return enp().where(x > threshold, x, value)
+
+
+def glu(x, dim: int = -1):
+    """Gated linear unit: a * sigmoid(b) for the two halves of x along `dim`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> glu(enp.asarray([2.0, 0.0])).tolist()
+        [1.0]
+    """
+    x = float_arr(x)
+    n = x.shape[dim]
+    if n % 2:
+        raise ValueError(f"glu: dimension {dim} must have an even size, got {n}")
+    a, b = enp().split(x, 2, axis=dim)
+    return a * sigmoid(b)
+
+
+def prelu(x, weight):
+    """x if x >= 0 else weight * x, `weight` broadcast over the channel dimension 1.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> prelu(enp.asarray([[-1.0, 1.0]]), enp.asarray([0.5])).tolist()
+        [[-0.5, 1.0]]
+    """
+    x = float_arr(x)
+    w = arr(weight)
+    if w.size > 1 and x.ndim >= 2:
+        w = enp().reshape(w, (w.shape[0],) + (1,) * (x.ndim - 2))
+    return enp().where(x >= 0, x, w * x)
+
+
+def _axis(x, dim, op):
+    if dim is None:
+        if x.ndim in (0, 1, 3):
+            return 0
+        return 1
+    return dim
+
+
+def softmax(x, dim=None, dtype=None):
+    """exp(x) / sum(exp(x)) along `dim` (shifted by the maximum for stability).  As in
+    PyTorch, `dim=None` picks 0 for 0-, 1- and 3-d inputs and 1 otherwise.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> softmax(enp.asarray([0.0, 0.0]), dim=0).tolist()
+        [0.5, 0.5]
+    """
+    x = float_arr(x)
+    e = enp()
+    if dtype is not None:
+        x = e.astype(x, dtype)
+    ax = _axis(x, dim, "softmax")
+    if x.ndim == 0:
+        return e.ones_like(x)
+    m = stop_gradient(e.max(x, axis=ax, keepdims=True))
+    m = e.where(e.isfinite(m), m, 0.0)
+    z = e.exp(x - m)
+    return z / e.sum(z, axis=ax, keepdims=True)
+
+
+def log_softmax(x, dim=None, dtype=None):
+    """x - logsumexp(x) along `dim`, computed stably.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [round(v, 4) for v in log_softmax(enp.asarray([0.0, 0.0]), dim=0).tolist()]
+        [-0.6931, -0.6931]
+    """
+    x = float_arr(x)
+    e = enp()
+    if dtype is not None:
+        x = e.astype(x, dtype)
+    ax = _axis(x, dim, "log_softmax")
+    if x.ndim == 0:
+        return e.zeros_like(x)
+    m = stop_gradient(e.max(x, axis=ax, keepdims=True))
+    m = e.where(e.isfinite(m), m, 0.0)
+    s = x - m
+    return s - e.log(e.sum(e.exp(s), axis=ax, keepdims=True))
+
+
+def softmin(x, dim=None, dtype=None):
+    """softmax(-x).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> softmin(enp.asarray([0.0, 0.0]), dim=0).tolist()
+        [0.5, 0.5]
+    """
+    return softmax(-float_arr(x), dim, dtype)
+
+
+def logsumexp(x, dim=None, keepdim: bool = False):
+    """log(sum(exp(x))) over `dim` (all axes when None), computed stably.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(logsumexp(enp.asarray([0.0, 0.0])).item(), 4)
+        0.6931
+    """
+    x = float_arr(x)
+    e = enp()
+    axes = tuple(range(x.ndim)) if dim is None else ((dim,) if isinstance(dim, int) else tuple(dim))
+    m = stop_gradient(e.max(x, axis=axes, keepdims=True))
+    m = e.where(e.isfinite(m), m, 0.0)
+    out = e.log(e.sum(e.exp(x - m), axis=axes, keepdims=True)) + m
+    return out if keepdim else e.squeeze(out, axis=axes)

@@ -1,0 +1,200 @@
+"""Convolutions in PyTorch's layouts (NC[D]HW inputs, OI[D]HW weights), including
+transposed convolutions, over `lax.conv_general_dilated`.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember.nn import functional as F
+    >>> F.conv2d(enp.ones((1, 3, 8, 8)), enp.ones((4, 3, 3, 3)), padding="same").shape
+    (1, 4, 8, 8)
+"""
+from __future__ import annotations
+
+from ... import lax
+from ._util import arr, enp, float_arr, tuple_n
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "unfold"]
+
+
+def _prep(input, weight, nsp, op):
+    e = enp()
+    x, w = float_arr(input), arr(weight)
+    d = e.result_type(x, w)
+    x, w = e.astype(x, d), e.astype(w, d)
+    unbatched = x.ndim == nsp + 1
+    if unbatched:
+        x = e.expand_dims(x, 0)
+    if x.ndim != nsp + 2:
+        raise ValueError(f"{op}: expected a {nsp + 1}-d (unbatched) or {nsp + 2}-d (batched) input, "
+                         f"got shape {tuple(arr(input).shape)}")
+    if w.ndim != nsp + 2:
+        raise ValueError(f"{op}: expected a {nsp + 2}-d weight, got shape {w.shape}")
+    return x, w, unbatched
+
+
+def _pads(padding, kernel, dilation, stride, nsp, op):
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * nsp
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))
+            return out
+        raise ValueError(f"{op}: padding must be 'valid', 'same', an int or a tuple, got {padding!r}")
+    p = tuple_n(padding, nsp, "padding")
+    return [(a, a) for a in p]
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nsp, op, padding_mode="zeros"):
+    x, w, unbatched = _prep(input, weight, nsp, op)
+    stride = tuple_n(stride, nsp, "stride")
+    dilation = tuple_n(dilation, nsp, "dilation")
+    if x.shape[1] != w.shape[1] * groups:
+        raise ValueError(f"{op}: expected input with {w.shape[1] * groups} channels (weight {w.shape}, "
+                         f"groups={groups}), got {x.shape[1]}")
+    if w.shape[0] % groups:
+        raise ValueError(f"{op}: out_channels {w.shape[0]} must be divisible by groups={groups}")
+    pads = _pads(padding, w.shape[2:], dilation, stride, nsp, op)
+    if padding_mode != "zeros":
+        mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}.get(padding_mode)
+        if mode is None:
+            raise ValueError(f"{op}: padding_mode must be 'zeros', 'reflect', 'replicate' or "
+                             f"'circular', got {padding_mode!r}")
+        x = enp().pad(x, [(0, 0), (0, 0)] + [tuple(p) for p in pads], mode=mode)
+        pads = [(0, 0)] * nsp
+    y = lax.conv_general_dilated(x, w, stride, pads, rhs_dilation=dilation, feature_group_count=groups)
+    if bias is not None:
+        y = y + enp().reshape(arr(bias).astype(y.dtype), (1, -1) + (1,) * nsp)
+    return y[0] if unbatched else y
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d convolution (cross-correlation) of (N, C_in, L) with (C_out, C_in/groups, K).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv1d(enp.ones((1, 1, 5)), enp.ones((1, 1, 3))).tolist()
+        [[[3.0, 3.0, 3.0]]]
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d convolution of (N, C_in, H, W) with (C_out, C_in/groups, kH, kW); `padding`
+    is an int, a pair, "valid" or "same".
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv2d(enp.ones((1, 1, 4, 4)), enp.ones((2, 1, 3, 3)), stride=2, padding=1).shape
+        (1, 2, 2, 2)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution of (N, C_in, D, H, W) with (C_out, C_in/groups, kD, kH, kW).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv3d(enp.ones((1, 1, 3, 3, 3)), enp.ones((1, 1, 3, 3, 3))).shape
+        (1, 1, 1, 1, 1)
+    """
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
+
+
+def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, nsp, op):
+    e = enp()
+    x, w, unbatched = _prep(input, weight, nsp, op)
+    stride = tuple_n(stride, nsp, "stride")
+    dilation = tuple_n(dilation, nsp, "dilation")
+    padding = tuple_n(padding, nsp, "padding")
+    output_padding = tuple_n(output_padding, nsp, "output_padding")
+    for op_, s, d in zip(output_padding, stride, dilation):
+        if op_ >= max(s, d):
+            raise ValueError(f"{op}: output_padding must be smaller than either stride or dilation, "
+                             f"got output_padding={output_padding}, stride={stride}, dilation={dilation}")
+    cin = w.shape[0]
+    if x.shape[1] != cin:
+        raise ValueError(f"{op}: expected input with {cin} channels (weight {w.shape}), got {x.shape[1]}")
+    if cin % groups:
+        raise ValueError(f"{op}: in_channels {cin} must be divisible by groups={groups}")
+    k = w.shape[2:]
+    cog = w.shape[1]
+    # (C_in, C_out/g, k...) -> the forward-conv kernel (C_out, C_in/g, k...), flipped.
+    w = e.reshape(w, (groups, cin // groups, cog) + k)
+    w = e.swapaxes(w, 1, 2)
+    w = e.reshape(w, (groups * cog, cin // groups) + k)
+    w = lax.rev(w, tuple(range(2, 2 + nsp)))
+    pads = [(d * (kk - 1) - p, d * (kk - 1) - p + o)
+            for kk, d, p, o in zip(k, dilation, padding, output_padding)]
+    y = lax.conv_general_dilated(x, w, (1,) * nsp, pads, lhs_dilation=stride, rhs_dilation=dilation,
+                                 feature_group_count=groups)
+    if bias is not None:
+        y = y + e.reshape(arr(bias).astype(y.dtype), (1, -1) + (1,) * nsp)
+    return y[0] if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 1-d convolution; weight (C_in, C_out/groups, K); output length
+    (L - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv_transpose1d(enp.ones((1, 1, 3)), enp.ones((1, 1, 2)), stride=2).shape
+        (1, 1, 6)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           1, "conv_transpose1d")
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 2-d convolution; weight (C_in, C_out/groups, kH, kW).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv_transpose2d(enp.ones((1, 2, 3, 3)), enp.ones((2, 4, 3, 3)), stride=2,
+        ...                  padding=1, output_padding=1).shape
+        (1, 4, 6, 6)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           2, "conv_transpose2d")
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 3-d convolution; weight (C_in, C_out/groups, kD, kH, kW).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> conv_transpose3d(enp.ones((1, 1, 2, 2, 2)), enp.ones((1, 1, 2, 2, 2))).shape
+        (1, 1, 3, 3, 3)
+    """
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation,
+                           3, "conv_transpose3d")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding 2-d patches: (N, C, H, W) -> (N, C * kH * kW, L) (im2col).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> unfold(enp.ones((1, 2, 4, 4)), 2).shape
+        (1, 8, 9)
+    """
+    e = enp()
+    x = float_arr(input)
+    if x.ndim != 4:
+        raise ValueError(f"unfold: expected a 4-d input, got shape {x.shape}")
+    kh, kw = tuple_n(kernel_size, 2, "kernel_size")
+    c = x.shape[1]
+    # An identity kernel per (channel, tap) picks the patch entries, in PyTorch's order.
+    eye = e.eye(c * kh * kw, dtype=x.dtype)
+    w = e.reshape(eye, (c * kh * kw, c, kh, kw))
+    y = conv2d(x, w, None, stride, padding, dilation)
+    return e.reshape(y, (y.shape[0], y.shape[1], -1))

@@ -1,0 +1,127 @@
+"""Dropout, with an explicit key (or the current forward pass's RNG stream).
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import random
+    >>> from ember.nn import functional as F
+    >>> F.dropout(enp.ones(4), 0.5, training=False).tolist()
+    [1.0, 1.0, 1.0, 1.0]
+"""
+from __future__ import annotations
+
+from ... import random
+from ._util import enp, float_arr
+
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
+
+
+def _key(key):
+    if key is None:
+        from ..module import next_rng_key
+        return next_rng_key()
+    return key
+
+
+def _check_p(p, op):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
+    """Zero each element with probability `p` and scale the rest by 1 / (1 - p) when
+    `training`; the identity otherwise.  `key` defaults to the next key of the
+    current forward pass (see `nn.functional_call(..., rng=)`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> y = dropout(enp.ones(1000), 0.5, key=random.key(0))
+        >>> sorted(set(y.tolist()))
+        [0.0, 2.0]
+    """
+    _check_p(p, "dropout")
+    x = float_arr(input)
+    if not training or p == 0.0:
+        return x
+    e = enp()
+    if p == 1.0:
+        return e.zeros_like(x)
+    keep = random.bernoulli(_key(key), 1.0 - p, tuple(x.shape))
+    return e.where(keep, x / (1.0 - p), 0.0)
+
+
+def _channel_dropout(x, p, training, key, nsp, op):
+    _check_p(p, op)
+    x = float_arr(x)
+    if not training or p == 0.0:
+        return x
+    e = enp()
+    if p == 1.0:
+        return e.zeros_like(x)
+    if x.ndim == nsp + 1:  # unbatched (C, ...)
+        mshape = (x.shape[0],) + (1,) * nsp
+    elif x.ndim == nsp + 2:
+        mshape = tuple(x.shape[:2]) + (1,) * nsp
+    else:
+        raise ValueError(f"{op}: expected a {nsp + 1}-d or {nsp + 2}-d input, got shape {x.shape}")
+    keep = random.bernoulli(_key(key), 1.0 - p, mshape)
+    return e.where(keep, x / (1.0 - p), 0.0)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False, *, key=None):
+    """Zero whole channels of (N, C, L) with probability `p`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> dropout1d(enp.ones((2, 3, 4)), key=random.key(0)).shape
+        (2, 3, 4)
+    """
+    return _channel_dropout(input, p, training, key, 1, "dropout1d")
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False, *, key=None):
+    """Zero whole channels of (N, C, H, W) with probability `p`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> dropout2d(enp.ones((2, 3, 4, 4)), key=random.key(0)).shape
+        (2, 3, 4, 4)
+    """
+    return _channel_dropout(input, p, training, key, 2, "dropout2d")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False, *, key=None):
+    """Zero whole channels of (N, C, D, H, W) with probability `p`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> dropout3d(enp.ones((1, 2, 2, 2, 2)), key=random.key(0)).shape
+        (1, 2, 2, 2, 2)
+    """
+    return _channel_dropout(input, p, training, key, 3, "dropout3d")
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False, *, key=None):
+    """Dropout that keeps the self-normalising property of SELU networks (mean and
+    variance preserved).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> alpha_dropout(enp.ones(3), training=False).tolist()
+        [1.0, 1.0, 1.0]
+    """
+    _check_p(p, "alpha_dropout")
+    x = float_arr(input)
+    if not training or p == 0.0:
+        return x
+    e = enp()
+    if p == 1.0:
+        return e.zeros_like(x)
+    alpha_p = -1.7580993408473766  # -scale * alpha of SELU
+    keep = random.bernoulli(_key(key), 1.0 - p, tuple(x.shape))
+    a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
+    b = -a * alpha_p * p
+    return a * e.where(keep, x, alpha_p) + b

@@ -1,0 +1,214 @@
+"""Normalisation: batch, layer, group, instance and RMS norm, and `normalize`.
+
+These are pure: `batch_norm(..., training=True, return_stats=True)` returns the
+updated running statistics instead of writing them in place.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember.nn import functional as F
+    >>> y = F.layer_norm(enp.asarray([[1.0, 3.0]]), (2,))
+    >>> [round(v, 3) for v in y[0].tolist()]
+    [-1.0, 1.0]
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+from ._util import arr, enp, float_arr
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "normalize",
+           "local_response_norm"]
+
+
+def _channel_shape(x):
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5, *, return_stats=False):
+    """Normalise (N, C, ...) per channel: with batch statistics when `training` (or
+    when no running statistics are given), else with `running_mean`/`running_var`.
+
+    With `return_stats=True` returns `(out, new_running_mean, new_running_var)`: in
+    training, running = (1 - momentum) * running + momentum * batch statistic (the
+    unbiased variance, as PyTorch); otherwise the running values unchanged.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[1.0], [3.0]])
+        >>> out, m, v = batch_norm(x, enp.zeros(1), enp.ones(1), training=True, return_stats=True)
+        >>> m.tolist(), v.tolist()
+        ([0.20000000298023224], [1.100000023841858])
+    """
+    e = enp()
+    x = float_arr(input)
+    if x.ndim < 2:
+        raise ValueError(f"batch_norm: expected at least a 2-d input (N, C, ...), got shape {x.shape}")
+    axes = (0,) + tuple(range(2, x.ndim))
+    shape = _channel_shape(x)
+    use_batch = training or running_mean is None or running_var is None
+    new_mean, new_var = running_mean, running_var
+    if use_batch:
+        n = int(np.prod([x.shape[a] for a in axes]))
+        if training and n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {x.shape}")
+        mean = e.mean(x, axis=axes)
+        var = e.mean(e.square(x - e.reshape(mean, shape)), axis=axes)
+        if training and running_mean is not None:
+            m = float(momentum)
+            rm, rv = arr(running_mean), arr(running_var)
+            new_mean = (1 - m) * rm + m * e.astype(mean, rm.dtype)
+            new_var = (1 - m) * rv + m * e.astype(var * (n / max(n - 1, 1)), rv.dtype)
+    else:
+        mean, var = arr(running_mean), arr(running_var)
+    inv = 1.0 / e.sqrt(e.astype(var, x.dtype) + eps)
+    out = (x - e.reshape(e.astype(mean, x.dtype), shape)) * e.reshape(inv, shape)
+    if weight is not None:
+        out = out * e.reshape(arr(weight), shape)
+    if bias is not None:
+        out = out + e.reshape(arr(bias), shape)
+    if return_stats:
+        return out, new_mean, new_var
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing `normalized_shape` dimensions, then scale and shift.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> layer_norm(enp.ones((2, 3)), 3).tolist()
+        [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    e = enp()
+    x = float_arr(input)
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(ns):]) != ns:
+        raise ValueError(f"layer_norm: input of shape {x.shape} does not end with normalized_shape {ns}")
+    axes = tuple(range(x.ndim - len(ns), x.ndim))
+    mean = e.mean(x, axis=axes, keepdims=True)
+    var = e.mean(e.square(x - mean), axis=axes, keepdims=True)
+    out = (x - mean) / e.sqrt(var + eps)
+    if weight is not None:
+        out = out * arr(weight)
+    if bias is not None:
+        out = out + arr(bias)
+    return out
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise (N, C, ...) over groups of C / num_groups channels (and all spatial
+    positions), then scale and shift per channel.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> group_norm(enp.ones((2, 4, 3)), 2).shape
+        (2, 4, 3)
+    """
+    e = enp()
+    x = float_arr(input)
+    if x.ndim < 2 or x.shape[1] % num_groups:
+        raise ValueError(f"group_norm: {num_groups} groups do not divide the channels of an input "
+                         f"of shape {x.shape}")
+    g = e.reshape(x, (x.shape[0], num_groups, -1))
+    mean = e.mean(g, axis=-1, keepdims=True)
+    var = e.mean(e.square(g - mean), axis=-1, keepdims=True)
+    out = e.reshape((g - mean) / e.sqrt(var + eps), x.shape)
+    shape = _channel_shape(x)
+    if weight is not None:
+        out = out * e.reshape(arr(weight), shape)
+    if bias is not None:
+        out = out + e.reshape(arr(bias), shape)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalise each (sample, channel) over its spatial positions.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> instance_norm(enp.ones((2, 3, 4))).shape
+        (2, 3, 4)
+    """
+    e = enp()
+    x = float_arr(input)
+    if not use_input_stats and running_mean is not None:
+        shape = _channel_shape(x)
+        out = (x - e.reshape(arr(running_mean), shape)) / e.sqrt(e.reshape(arr(running_var), shape) + eps)
+    else:
+        axes = tuple(range(2, x.ndim))
+        mean = e.mean(x, axis=axes, keepdims=True)
+        var = e.mean(e.square(x - mean), axis=axes, keepdims=True)
+        out = (x - mean) / e.sqrt(var + eps)
+    shape = _channel_shape(x)
+    if weight is not None:
+        out = out * e.reshape(arr(weight), shape)
+    if bias is not None:
+        out = out + e.reshape(arr(bias), shape)
+    return out
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing `normalized_shape` dimensions;
+    `eps` defaults to the machine epsilon of the input's dtype (as PyTorch).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [round(v, 4) for v in rms_norm(enp.asarray([3.0, 4.0]), (2,)).tolist()]
+        [0.8485, 1.1314]
+    """
+    e = enp()
+    x = float_arr(input)
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    if tuple(x.shape[x.ndim - len(ns):]) != ns:
+        raise ValueError(f"rms_norm: input of shape {x.shape} does not end with normalized_shape {ns}")
+    if eps is None:
+        eps = float(_dt.finfo(x.dtype).eps)
+    axes = tuple(range(x.ndim - len(ns), x.ndim))
+    out = x / e.sqrt(e.mean(e.square(x), axis=axes, keepdims=True) + eps)
+    if weight is not None:
+        out = out * arr(weight)
+    return out
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """x / max(||x||_p, eps) along `dim`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> normalize(enp.asarray([[3.0, 4.0]])).tolist()
+        [[0.6000000238418579, 0.800000011920929]]
+    """
+    e = enp()
+    x = float_arr(input)
+    if p == 2:
+        norm = e.sqrt(e.sum(e.square(x), axis=dim, keepdims=True))
+    elif p == float("inf"):
+        norm = e.max(e.abs(x), axis=dim, keepdims=True)
+    elif p == 1:
+        norm = e.sum(e.abs(x), axis=dim, keepdims=True)
+    else:
+        norm = e.sum(e.abs(x) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+    return x / e.maximum(norm, eps)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalise each channel by the squared activity of `size` neighbouring channels.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> local_response_norm(enp.ones((1, 4, 2, 2)), 2).shape
+        (1, 4, 2, 2)
+    """
+    e = enp()
+    x = float_arr(input)
+    sq = e.square(x)
+    c = x.shape[1]
+    pad = [(0, 0)] * x.ndim
+    pad[1] = (size // 2, (size - 1) // 2)
+    sqp = e.pad(sq, pad)
+    acc = sum(sqp[:, i:i + c] for i in range(size))
+    return x / (k + alpha / size * acc) ** beta

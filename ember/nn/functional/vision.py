@@ -1,0 +1,196 @@
+"""Padding, resizing (`interpolate`) and pixel shuffling.
+
+Resizing matrices depend only on static shapes: `interpolate` builds one small
+(out x in) matrix per spatial axis with numpy and applies them in turn, so it is
+differentiable and batchable like any matmul.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember.nn import functional as F
+    >>> F.interpolate(enp.ones((1, 1, 2, 2)), scale_factor=2).shape
+    (1, 1, 4, 4)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import lax
+from ._util import arr, enp, float_arr
+
+__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the trailing dimensions: `pad` = (left_last, right_last, left_2nd_last,
+    right_2nd_last, ...), as PyTorch.  Modes "constant" (negative widths crop),
+    "reflect", "replicate", "circular".
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> pad(enp.ones((1, 2)), (1, 2)).tolist()
+        [[0.0, 1.0, 1.0, 0.0, 0.0]]
+    """
+    e = enp()
+    x = arr(input)
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise ValueError(f"pad: padding length must be even and at most 2 * ndim, got {pad} for an "
+                         f"input of shape {x.shape}")
+    widths = [(0, 0)] * x.ndim
+    for i in range(len(pad) // 2):
+        widths[x.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        v = 0 if value is None else value
+        return lax.pad(x, e.asarray(v, dtype=x.dtype), [(lo, hi, 0) for lo, hi in widths])
+    np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}.get(mode)
+    if np_mode is None:
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
+                         f"got {mode!r}")
+    if any(lo < 0 or hi < 0 for lo, hi in widths):
+        raise ValueError(f"pad: negative padding is only supported in constant mode, got {pad}")
+    if mode == "reflect":
+        for (lo, hi), n in zip(widths, x.shape):
+            if lo >= n or hi >= n:
+                raise ValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
+                                 f"dimension {n}")
+    return e.pad(x, widths, mode=np_mode)
+
+
+def _scales(x, size, scale_factor, nsp, recompute):
+    ins = tuple(x.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError("interpolate: exactly one of size and scale_factor must be given")
+    if size is not None:
+        outs = (int(size),) * nsp if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
+        if len(outs) != nsp:
+            raise ValueError(f"interpolate: size must have {nsp} entries, got {size}")
+        return outs, [n / o if o else 0.0 for n, o in zip(ins, outs)]
+    sf = (float(scale_factor),) * nsp if isinstance(scale_factor, (int, float)) else tuple(
+        float(s) for s in scale_factor)
+    if len(sf) != nsp:
+        raise ValueError(f"interpolate: scale_factor must have {nsp} entries, got {scale_factor}")
+    outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, sf))
+    if recompute:
+        return outs, [n / o if o else 0.0 for n, o in zip(ins, outs)]
+    return outs, [1.0 / s for s in sf]
+
+
+def _matrix(n_in, n_out, scale, mode, align_corners):
+    m = np.zeros((n_out, n_in), np.float64)
+    dst = np.arange(n_out, dtype=np.float64)
+    if mode == "nearest":
+        src = np.minimum(np.floor(dst * scale).astype(np.int64), n_in - 1)
+        m[np.arange(n_out), src] = 1.0
+        return m
+    if mode == "nearest-exact":
+        src = np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64), n_in - 1)
+        m[np.arange(n_out), src] = 1.0
+        return m
+    # linear family
+    if align_corners:
+        src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = np.maximum((dst + 0.5) * scale - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    np.add.at(m, (np.arange(n_out), i0), 1.0 - lam)
+    np.add.at(m, (np.arange(n_out), i1), lam)
+    return m
+
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize (N, C, ...) to `size` or by `scale_factor` with PyTorch's coordinate
+    conventions: modes "nearest", "nearest-exact", "linear" (3-d input), "bilinear"
+    (4-d), "trilinear" (5-d), with `align_corners` for the linear modes.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[[0.0, 1.0]]])
+        >>> interpolate(x, size=3, mode="linear", align_corners=True).tolist()
+        [[[0.0, 0.5, 1.0]]]
+    """
+    e = enp()
+    x = float_arr(input)
+    nsp = x.ndim - 2
+    if nsp < 1:
+        raise ValueError(f"interpolate: expected an (N, C, ...) input, got shape {x.shape}")
+    if antialias:
+        raise ValueError("interpolate: antialias=True is not supported")
+    if mode in _LINEAR:
+        if _LINEAR[mode] != nsp:
+            raise ValueError(f"interpolate: mode {mode!r} needs a {_LINEAR[mode] + 2}-d input, got "
+                             f"shape {x.shape}")
+        align = bool(align_corners)
+    elif mode in ("nearest", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("interpolate: align_corners option can only be set with the "
+                             "interpolating modes: linear | bilinear | trilinear")
+        align = False
+    else:
+        raise ValueError(f"interpolate: unsupported mode {mode!r} (nearest, nearest-exact, linear, "
+                         f"bilinear, trilinear)")
+    outs, scales = _scales(x, size, scale_factor, nsp, bool(recompute_scale_factor))
+    kind = "linear" if mode in _LINEAR else mode
+    for i, (n_in, n_out, sc) in enumerate(zip(x.shape[2:], outs, scales)):
+        m = _matrix(n_in, n_out, sc, kind, align)
+        axis = 2 + i
+        xm = e.moveaxis(x, axis, -1)
+        xm = e.matmul(xm, e.asarray(m.T.astype(np.dtype(x.dtype))))
+        x = e.moveaxis(xm, -1, axis)
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """`interpolate` under its older name.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> upsample(enp.ones((1, 1, 2)), scale_factor=2).shape
+        (1, 1, 4)
+    """
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(N, C * r^2, H, W) -> (N, C, H * r, W * r).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> pixel_shuffle(enp.ones((1, 8, 2, 2)), 2).shape
+        (1, 2, 4, 4)
+    """
+    e = enp()
+    x = arr(input)
+    r = int(upscale_factor)
+    n, c, h, w = x.shape[-4:] if x.ndim >= 4 else (None,) * 4
+    if x.ndim != 4 or c % (r * r):
+        raise ValueError(f"pixel_shuffle: expected (N, C*r^2, H, W) with r={r}, got {x.shape}")
+    y = e.reshape(x, (n, c // (r * r), r, r, h, w))
+    y = e.permute_dims(y, (0, 1, 4, 2, 5, 3))
+    return e.reshape(y, (n, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(N, C, H * r, W * r) -> (N, C * r^2, H, W).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> pixel_unshuffle(enp.ones((1, 2, 4, 4)), 2).shape
+        (1, 8, 2, 2)
+    """
+    e = enp()
+    x = arr(input)
+    r = int(downscale_factor)
+    if x.ndim != 4 or x.shape[2] % r or x.shape[3] % r:
+        raise ValueError(f"pixel_unshuffle: expected (N, C, H*r, W*r) with r={r}, got {x.shape}")
+    n, c, h, w = x.shape
+    y = e.reshape(x, (n, c, h // r, r, w // r, r))
+    y = e.permute_dims(y, (0, 1, 3, 5, 2, 4))
+    return e.reshape(y, (n, c * r * r, h // r, w // r))

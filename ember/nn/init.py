@@ -1,0 +1,320 @@
+"""Parameter initialisers with PyTorch's names and formulas, made functional:
+each takes an array (for its shape and dtype) or a shape, and returns a *new*
+array; the trailing underscore is kept so PyTorch code reads the same
+(`w = init.kaiming_uniform_(w, a=math.sqrt(5))`).
+
+Random initialisers take `key=`; without one they draw from the global key
+(`nn.manual_seed`).  `dtype` defaults to the given array's dtype, or float32 for
+a shape.
+
+Example:
+    >>> from ember import random
+    >>> from ember.nn import init
+    >>> w = init.xavier_uniform_((3, 4), key=random.key(0))
+    >>> w.shape
+    (3, 4)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import random
+from ..fx.core import get_aval
+
+__all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
+           "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+           "orthogonal_", "sparse_", "fan_in_and_fan_out"]
+
+
+def _enp():
+    import ember.numpy as enp
+    return enp
+
+
+def _shape_dtype(x, dtype):
+    if isinstance(x, (tuple, list)) or isinstance(x, (int, np.integer)):
+        shape = (int(x),) if isinstance(x, (int, np.integer)) else tuple(int(d) for d in x)
+        d = _dt.canonicalize(dtype) if dtype is not None else _dt.float32
+    else:
+        a = get_aval(x)
+        shape = a.shape
+        d = _dt.canonicalize(dtype) if dtype is not None else a.dtype
+    if not _dt.is_float(d):
+        raise TypeError(f"initialisers produce floating-point arrays, got dtype {d}")
+    return shape, d
+
+
+def _key(key):
+    if key is None:
+        from .module import _global_next_key
+        return _global_next_key()
+    return key
+
+
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The recommended gain for a nonlinearity (PyTorch's table).
+
+    Example:
+        >>> round(calculate_gain("relu"), 4)
+        1.4142
+    """
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+              "conv_transpose3d", "sigmoid")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = float(param)
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def fan_in_and_fan_out(shape) -> tuple:
+    """(fan_in, fan_out) of a weight shape (out, in, *kernel), as PyTorch computes them.
+
+    Example:
+        >>> fan_in_and_fan_out((8, 3, 5, 5))
+        (75, 200)
+    """
+    shape = tuple(shape)
+    if len(shape) < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def uniform_(x, a: float = 0.0, b: float = 1.0, *, key=None, dtype=None):
+    """Uniform values in [a, b).
+
+    Example:
+        >>> from ember import random
+        >>> bool((uniform_((5,), -1.0, 1.0, key=random.key(0)) < 1.0).all())
+        True
+    """
+    shape, d = _shape_dtype(x, dtype)
+    return random.uniform(_key(key), shape, d, a, b)
+
+
+def normal_(x, mean: float = 0.0, std: float = 1.0, *, key=None, dtype=None):
+    """Normal values with the given mean and standard deviation.
+
+    Example:
+        >>> from ember import random
+        >>> normal_((2, 2), key=random.key(0)).shape
+        (2, 2)
+    """
+    shape, d = _shape_dtype(x, dtype)
+    return random.normal(_key(key), shape, d) * std + mean
+
+
+def trunc_normal_(x, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, *,
+                  key=None, dtype=None):
+    """Normal(mean, std) values truncated to [a, b] (absolute bounds, as PyTorch).
+
+    Example:
+        >>> from ember import random
+        >>> w = trunc_normal_((100,), std=0.02, a=-0.04, b=0.04, key=random.key(0))
+        >>> bool((abs(w) <= 0.04).all())
+        True
+    """
+    shape, d = _shape_dtype(x, dtype)
+    lo, hi = (a - mean) / std, (b - mean) / std
+    z = random.truncated_normal(_key(key), lo, hi, shape, _dt.float32 if d.itemsize < 4 else d)
+    out = z * std + mean
+    return _enp().astype(_enp().clip(out, a, b), d)
+
+
+def constant_(x, val, *, dtype=None):
+    """An array full of `val`.
+
+    Example:
+        >>> constant_((2,), 0.5).tolist()
+        [0.5, 0.5]
+    """
+    shape, d = _shape_dtype(x, dtype)
+    return _enp().full(shape, val, dtype=d)
+
+
+def ones_(x, *, dtype=None):
+    """An array of ones.
+
+    Example:
+        >>> ones_((2,)).tolist()
+        [1.0, 1.0]
+    """
+    return constant_(x, 1.0, dtype=dtype)
+
+
+def zeros_(x, *, dtype=None):
+    """An array of zeros.
+
+    Example:
+        >>> zeros_((2,)).tolist()
+        [0.0, 0.0]
+    """
+    return constant_(x, 0.0, dtype=dtype)
+
+
+def eye_(x, *, dtype=None):
+    """The identity matrix of a 2-d shape.
+
+    Example:
+        >>> eye_((2, 3)).tolist()
+        [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    shape, d = _shape_dtype(x, dtype)
+    if len(shape) != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _enp().eye(shape[0], shape[1], dtype=d)
+
+
+def dirac_(x, groups: int = 1, *, dtype=None):
+    """A convolution kernel (out, in, *k) that passes the input through (per group).
+
+    Example:
+        >>> dirac_((2, 2, 3)).tolist()[0]
+        [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+    """
+    shape, d = _shape_dtype(x, dtype)
+    if len(shape) not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if shape[0] % groups:
+        raise ValueError("dim 0 must be divisible by groups")
+    w = np.zeros(shape, np.float64)
+    out_per = shape[0] // groups
+    centre = tuple(k // 2 for k in shape[2:])
+    for g in range(groups):
+        for i in range(min(out_per, shape[1])):
+            w[(g * out_per + i, i) + centre] = 1.0
+    return _enp().asarray(w.astype(d))
+
+
+def xavier_uniform_(x, gain: float = 1.0, *, key=None, dtype=None):
+    """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
+
+    Example:
+        >>> from ember import random
+        >>> w = xavier_uniform_((10, 10), key=random.key(0))
+        >>> bool((abs(w) <= (6 / 20) ** 0.5).all())
+        True
+    """
+    shape, d = _shape_dtype(x, dtype)
+    fi, fo = fan_in_and_fan_out(shape)
+    b = gain * math.sqrt(6.0 / float(fi + fo))
+    return random.uniform(_key(key), shape, d, -b, b)
+
+
+def xavier_normal_(x, gain: float = 1.0, *, key=None, dtype=None):
+    """Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    Example:
+        >>> from ember import random
+        >>> xavier_normal_((4, 4), key=random.key(0)).shape
+        (4, 4)
+    """
+    shape, d = _shape_dtype(x, dtype)
+    fi, fo = fan_in_and_fan_out(shape)
+    std = gain * math.sqrt(2.0 / float(fi + fo))
+    return random.normal(_key(key), shape, d) * std
+
+
+def _kaiming_std(shape, a, mode, nonlinearity):
+    fi, fo = fan_in_and_fan_out(shape)
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+    fan = fi if mode == "fan_in" else fo
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan else 0.0
+
+
+def kaiming_uniform_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", *,
+                     key=None, dtype=None):
+    """He uniform: U(-b, b), b = gain(nonlinearity, a) * sqrt(3 / fan_mode).  Linear and
+    Conv layers use a = sqrt(5), i.e. b = 1 / sqrt(fan_in).
+
+    Example:
+        >>> import math
+        >>> from ember import random
+        >>> w = kaiming_uniform_((4, 9), a=math.sqrt(5), key=random.key(0))
+        >>> bool((abs(w) <= 1 / 3).all())
+        True
+    """
+    shape, d = _shape_dtype(x, dtype)
+    b = math.sqrt(3.0) * _kaiming_std(shape, a, mode, nonlinearity)
+    return random.uniform(_key(key), shape, d, -b, b)
+
+
+def kaiming_normal_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", *,
+                    key=None, dtype=None):
+    """He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan_mode).
+
+    Example:
+        >>> from ember import random
+        >>> kaiming_normal_((4, 4), nonlinearity="relu", key=random.key(0)).shape
+        (4, 4)
+    """
+    shape, d = _shape_dtype(x, dtype)
+    return random.normal(_key(key), shape, d) * _kaiming_std(shape, a, mode, nonlinearity)
+
+
+def orthogonal_(x, gain: float = 1.0, *, key=None, dtype=None):
+    """A (semi-)orthogonal matrix (trailing dimensions flattened) from the QR
+    decomposition of a normal matrix, signs fixed by diag(R), scaled by `gain`.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember import random
+        >>> q = np.asarray(orthogonal_((3, 3), key=random.key(0)))
+        >>> bool(np.allclose(q @ q.T, np.eye(3), atol=1e-5))
+        True
+    """
+    e = _enp()
+    shape, d = _shape_dtype(x, dtype)
+    if len(shape) < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    rows = shape[0]
+    cols = int(np.prod(shape[1:]))
+    cd = _dt.float32 if d.itemsize < 4 else d
+    flat = random.normal(_key(key), (rows, cols), cd)
+    if rows < cols:
+        flat = flat.T
+    q, r = e.linalg.qr(flat)
+    q = q * e.sign(e.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return e.astype(e.reshape(q * gain, shape), d)
+
+
+def sparse_(x, sparsity: float, std: float = 0.01, *, key=None, dtype=None):
+    """A 2-d normal(0, std) matrix with a fraction `sparsity` of each column zeroed.
+
+    Example:
+        >>> from ember import random
+        >>> w = sparse_((10, 3), 0.5, key=random.key(0))
+        >>> int((w == 0).sum())
+        15
+    """
+    e = _enp()
+    shape, d = _shape_dtype(x, dtype)
+    if len(shape) != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = shape
+    nz = int(math.ceil(sparsity * rows))
+    k1, k2 = random.split(_key(key))
+    w = random.normal(k1, shape, d) * std
+    # Per column, zero the rows ranked first by an independent random permutation.
+    ranks = e.argsort(e.argsort(random.uniform(k2, shape), axis=0), axis=0)
+    return e.where(ranks < nz, 0.0, w).astype(d)

@@ -1,0 +1,118 @@
+"""`Embedding` (lookup table with padding_idx) and `EmbeddingBag`.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import nn
+    >>> nn.Embedding(10, 3)(enp.asarray([[1, 2], [4, 5]])).shape
+    (2, 2, 3)
+"""
+from __future__ import annotations
+
+from .. import functional as F
+from .. import init
+from ..module import Module
+from ._common import init_keys, param_dtype, place
+
+__all__ = ["Embedding", "EmbeddingBag"]
+
+
+class Embedding(Module):
+    """A (num_embeddings, embedding_dim) table initialised N(0, 1); the row at
+    `padding_idx` starts at zero and gets no gradient.  `max_norm` rescales
+    looked-up rows in the output (the table is not modified).
+
+    Example:
+        >>> m = Embedding(5, 2, padding_idx=0)
+        >>> m.weight[0].tolist()
+        [0.0, 0.0]
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
+                 _weight=None, _freeze: bool = False, device=None, dtype=None, *, key=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError("Padding_idx must be within num_embeddings")
+            padding_idx = padding_idx % num_embeddings
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is not None:
+            w = F._util.float_arr(_weight)
+            if tuple(w.shape) != (num_embeddings, embedding_dim):
+                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+            self.weight = place(w, device)
+        else:
+            self.weight = place(init.zeros_((num_embeddings, embedding_dim), dtype=param_dtype(dtype)), device)
+            self.reset_parameters(key)
+        if _freeze:
+            self.freeze("weight")
+
+    def reset_parameters(self, key=None):
+        """Re-draw the table from N(0, 1), zeroing the padding row.
+
+        Example:
+            >>> Embedding(3, 2).reset_parameters()
+        """
+        (k,) = init_keys(key, 1)
+        w = init.normal_(self.weight, key=k)
+        if self.padding_idx is not None:
+            w = w.at[self.padding_idx].set(0.0)
+        self.weight = w
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze: bool = True, padding_idx=None, max_norm=None,
+                        norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False):
+        """An Embedding holding the given (num_embeddings, dim) table, frozen by default.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> Embedding.from_pretrained(enp.ones((3, 2))).is_frozen("weight")
+            True
+        """
+        w = F._util.float_arr(embeddings)
+        if w.ndim != 2:
+            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+        return cls(w.shape[0], w.shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq,
+                   sparse, _weight=w, _freeze=freeze)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        return s
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxes of embeddings over bags of a 2-d index input.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> EmbeddingBag(10, 3)(enp.asarray([[1, 2], [3, 4]])).shape
+        (2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None, *, key=None):
+        super().__init__()
+        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
+        self.padding_idx = padding_idx
+        (k,) = init_keys(key, 1)
+        w = init.normal_((num_embeddings, embedding_dim), key=k, dtype=param_dtype(dtype)) \
+            if _weight is None else F._util.float_arr(_weight)
+        if padding_idx is not None:
+            w = w.at[padding_idx].set(0.0)
+        self.weight = place(w, device)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.mode, self.padding_idx)
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"

@@ -1,0 +1,322 @@
+"""Loss modules (PyTorch names and arguments) over `ember.nn.functional`.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import nn
+    >>> nn.CrossEntropyLoss(label_smoothing=0.1)(enp.zeros((2, 3)), enp.asarray([0, 2])).shape
+    ()
+"""
+from __future__ import annotations
+
+from . import functional as F
+from .module import Module
+
+__all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
+           "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
+           "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
+           "TripletMarginLoss", "CosineSimilarity"]
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+class _Loss(Module):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__()
+        self.reduction = _reduction(size_average, reduce, reduction)
+
+    def extra_repr(self):
+        return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        # the class weights are state, not trained: a buffer as in PyTorch
+        self.register_buffer("weight", None if weight is None else F._util.float_arr(weight))
+
+
+class MSELoss(_Loss):
+    """Mean squared error.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> MSELoss(reduction="sum")(enp.zeros(2), enp.ones(2)).item()
+        2.0
+    """
+
+    def forward(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """Mean absolute error.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> L1Loss()(enp.zeros(2), enp.ones(2)).item()
+        1.0
+    """
+
+    def forward(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class HuberLoss(_Loss):
+    """Huber loss with threshold `delta`.
+
+    Example:
+        >>> HuberLoss(delta=2.0).delta
+        2.0
+    """
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class SmoothL1Loss(_Loss):
+    """Smooth L1 loss with threshold `beta`.
+
+    Example:
+        >>> SmoothL1Loss(beta=0.5).beta
+        0.5
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """Cross entropy over logits with class indices or probabilities, `weight`,
+    `ignore_index` and `label_smoothing` (see `functional.cross_entropy`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(CrossEntropyLoss()(enp.zeros((1, 2)), enp.asarray([1])).item(), 4)
+        0.6931
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    """Negative log-likelihood of log-probabilities.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> NLLLoss()(enp.asarray([[-1.0, -2.0]]), enp.asarray([1])).item()
+        2.0
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    """Binary cross entropy of probabilities (logs clamped at -100).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(BCELoss()(enp.asarray([0.5]), enp.asarray([0.0])).item(), 4)
+        0.6931
+    """
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """Sigmoid + binary cross entropy, stable, with `weight` and `pos_weight`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = BCEWithLogitsLoss(pos_weight=enp.asarray([2.0]))
+        >>> round(m(enp.asarray([0.0]), enp.asarray([1.0])).item(), 4)
+        1.3863
+    """
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", None if weight is None else F._util.float_arr(weight))
+        self.register_buffer("pos_weight", None if pos_weight is None else F._util.float_arr(pos_weight))
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight, reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
+
+
+class KLDivLoss(_Loss):
+    """KL divergence of log-probability inputs from targets (probabilities, or
+    log-probabilities with `log_target`); reduction "batchmean" is the true KL.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> KLDivLoss(reduction="batchmean")(enp.log(enp.asarray([[0.5, 0.5]])), enp.asarray([[0.5, 0.5]])).item()
+        0.0
+    """
+
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """1 - cos for similar pairs (target 1), max(0, cos - margin) for dissimilar (-1).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> CosineEmbeddingLoss()(enp.ones((1, 2)), enp.ones((1, 2)), enp.asarray([-1])).item()
+        1.0
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class MarginRankingLoss(_Loss):
+    """max(0, -y (x1 - x2) + margin).
+
+    Example:
+        >>> MarginRankingLoss(margin=0.5).margin
+        0.5
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x for y = 1, max(0, margin - x) for y = -1.
+
+    Example:
+        >>> HingeEmbeddingLoss().margin
+        1.0
+    """
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """log(1 + exp(-y x)).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(SoftMarginLoss()(enp.zeros(1), enp.ones(1)).item(), 4)
+        0.6931
+    """
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log-likelihood.
+
+    Example:
+        >>> PoissonNLLLoss(log_input=False).log_input
+        False
+    """
+
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                  reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    """Gaussian negative log-likelihood with predicted variance.
+
+    Example:
+        >>> GaussianNLLLoss(full=True).full
+        True
+    """
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, self.full, self.eps, self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    """max(d(a, p) - d(a, n) + margin, 0).
+
+    Example:
+        >>> TripletMarginLoss(margin=2.0).margin
+        2.0
+    """
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                     self.swap, reduction=self.reduction)
+
+
+class CosineSimilarity(Module):
+    """Cosine similarity along `dim`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> CosineSimilarity()(enp.asarray([[2.0, 0.0]]), enp.asarray([[1.0, 0.0]])).tolist()
+        [1.0]
+    """
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)

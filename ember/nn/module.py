@@ -1,0 +1,1154 @@
+"""`Module`, the stateful PyTorch-style shim over ember's pure functions, and
+`functional_call`, which runs a module with other state swapped in.
+
+Registration convention (attribute assignment in `__init__` or later):
+- a floating-point (or complex) ember Array becomes a *parameter*;
+- `nn.Parameter(x)` marks a parameter explicitly (it is unwrapped to the array);
+- `self.register_buffer(name, x)` registers *state* that is not trained (BatchNorm
+  running statistics); integer and bool ember Arrays assigned as attributes become
+  buffers too;
+- a `Module` becomes a submodule;
+- everything else (Python numbers, strings, numpy arrays, functions) is config.
+Assigning `None` to a registered name keeps the slot empty (e.g. `bias=False`).
+
+Arrays are immutable, so "updating" a parameter rebinds the attribute; the module
+tree is the only mutable thing.  Parameters and buffers come out as nested-dict
+pytrees (`parameters()`, `buffers()`) or flat dotted names (`named_parameters()`,
+`state_dict()`).
+
+Transforms never see the module itself: `functional_call(model, state, *args)`
+swaps the given values in, runs `model(*args)`, collects the buffers the forward
+pass wrote (BatchNorm statistics), and restores the original values in a `finally`
+block, so no tracer is ever left in a module.  A plain `model(x)` under a transform
+that tries to write a traced value into the module restores the old state and
+raises, rather than leaking the tracer.
+
+Randomness (dropout): a forward pass draws keys from an RNG stream.
+`functional_call(..., rng=key)` (and `nn.value_and_grad`, `nn.TrainStep`) pass
+the key explicitly; an eager `model(x)` outside any transform draws a fresh key
+from the model's own key (`set_rng`) or from the global seed (`nn.manual_seed`).
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import nn
+    >>> class Affine(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.w = enp.ones(3)          # a parameter
+    ...         self.scale = 2.0              # config
+    ...     def forward(self, x):
+    ...         return self.w * x * self.scale
+    >>> m = Affine()
+    >>> sorted(m.parameters())
+    ['w']
+    >>> out, bufs = nn.functional_call(m, {"w": enp.zeros(3)}, enp.ones(3))
+    >>> out.tolist(), m.w.tolist()
+    ([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections import OrderedDict, namedtuple
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..array import Array
+from ..fx.core import Tracer, get_aval
+
+__all__ = ["Module", "Parameter", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
+           "flatten_names", "unflatten_names", "IncompatibleKeys"]
+
+IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, (Array, Tracer))
+
+
+def _enp():
+    import ember.numpy as enp
+    return enp
+
+
+class Parameter:
+    """Marks an array as a parameter when assigned to a module attribute; the
+    module stores the array itself.  `Parameter(x, requires_grad=False)` registers
+    it frozen.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Module(); m.t = nn.Parameter(enp.zeros(2))
+        >>> list(m.parameters())
+        ['t']
+    """
+    __slots__ = ("data", "requires_grad")
+
+    def __init__(self, data, requires_grad: bool = True):
+        data = _enp().asarray(data)
+        if not _dt.is_inexact(get_aval(data).dtype):
+            raise TypeError(f"nn.Parameter needs a floating-point array, got {get_aval(data)}")
+        self.data = data
+        self.requires_grad = bool(requires_grad)
+
+    def __repr__(self):
+        return f"Parameter({self.data!r})"
+
+
+# --- nested dicts <-> dotted names -----------------------------------------------------
+
+def flatten_names(tree: dict, prefix: str = "") -> "OrderedDict[str, object]":
+    """A nested dict of arrays as an ordered dict of dotted names.
+
+    Example:
+        >>> flatten_names({"a": {"b": 1, "c": 2}, "d": 3})
+        OrderedDict([('a.b', 1), ('a.c', 2), ('d', 3)])
+    """
+    out = OrderedDict()
+    for k, v in tree.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(flatten_names(v, name + "."))
+        else:
+            out[name] = v
+    return out
+
+
+def unflatten_names(flat: dict) -> dict:
+    """An ordered dict of dotted names as a nested dict.
+
+    Example:
+        >>> unflatten_names({"a.b": 1, "d": 3})
+        {'a': {'b': 1}, 'd': 3}
+    """
+    out: dict = {}
+    for name, v in flat.items():
+        parts = name.split(".")
+        node = out
+        for p in parts[:-1]:
+            nxt = node.setdefault(p, {})
+            if not isinstance(nxt, dict):
+                raise ValueError(f"name {name!r} conflicts with the entry {p!r}")
+            node = nxt
+        if parts[-1] in node and isinstance(node[parts[-1]], dict):
+            raise ValueError(f"name {name!r} conflicts with nested entries under it")
+        node[parts[-1]] = v
+    return out
+
+
+# --- RNG streams --------------------------------------------------------------------
+
+class _Stream:
+    """Keys for one forward pass: fold_in(base, 0), fold_in(base, 1), ...  `base` is
+    either given (explicit) or drawn lazily from a module's or the global key."""
+    __slots__ = ("base", "count", "source")
+
+    def __init__(self, base=None, source=None):
+        self.base = base
+        self.count = 0
+        self.source = source
+
+    def next(self):
+        from .. import random
+        if self.base is None:
+            self.base = _draw_eager_key(self.source)
+        k = random.fold_in(self.base, self.count)
+        self.count += 1
+        return k
+
+
+_STREAM: contextvars.ContextVar = contextvars.ContextVar("ember_nn_rng_stream", default=None)
+_SCOPE: contextvars.ContextVar = contextvars.ContextVar("ember_nn_state_scope", default=None)
+_GLOBAL_KEY = [None]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the global key that parameter initialisation and eager dropout draw from
+    when no key is given (the default seed is 0).
+
+    Example:
+        >>> from ember import nn
+        >>> nn.manual_seed(1); a = nn.Linear(2, 2).weight
+        >>> nn.manual_seed(1); b = nn.Linear(2, 2).weight
+        >>> a.tolist() == b.tolist()
+        True
+    """
+    from .. import random
+    _GLOBAL_KEY[0] = random.key(seed)
+
+
+def _in_transform() -> bool:
+    from ..fx.core import current_trace, eval_trace
+    return current_trace() is not eval_trace()
+
+
+def _global_next_key():
+    """Split the global key eagerly (even when called under a trace)."""
+    from .. import random
+    from ..fx.core import eval_trace, set_current_trace
+    with set_current_trace(eval_trace()):
+        if _GLOBAL_KEY[0] is None:
+            _GLOBAL_KEY[0] = random.key(0)
+        new, sub = random.split(_GLOBAL_KEY[0])
+        _GLOBAL_KEY[0] = new
+    return sub
+
+
+def _draw_eager_key(module):
+    if _in_transform():
+        raise RuntimeError(
+            "a module drew a random key (dropout in training mode?) under a transform without an "
+            "explicit key: the key would be baked into the traced program and repeat on every "
+            "call. Pass one explicitly: nn.functional_call(model, state, *args, rng=key), or use "
+            "nn.value_and_grad / nn.TrainStep, which thread the model's key; or call model.eval().")
+    from .. import random
+    k = module._rng_key if module is not None else None
+    if k is None:
+        return _global_next_key()
+    new, sub = random.split(k)
+    object.__setattr__(module, "_rng_key", new)
+    return sub
+
+
+def next_rng_key():
+    """The next key of the current forward pass's RNG stream (what `Dropout` uses).
+    Outside a forward pass, a key split from the global key (eagerly only).
+
+    Example:
+        >>> from ember import nn, random
+        >>> with nn.rng_scope(random.key(0)):
+        ...     k = nn.next_rng_key()
+        >>> k.shape
+        (2,)
+    """
+    s = _STREAM.get()
+    if s is None:
+        return _draw_eager_key(None)
+    return s.next()
+
+
+@contextlib.contextmanager
+def rng_scope(key):
+    """Run the enclosed forward passes with keys derived from `key` (explicitly
+    threaded randomness, e.g. inside a function you jit yourself).
+
+    Example:
+        >>> from ember import nn, random
+        >>> drop = nn.Dropout(0.5)
+        >>> with nn.rng_scope(random.key(3)):
+        ...     y = drop(random.normal(random.key(0), (4,)))
+    """
+    from .. import random
+    key = random._check_key(key, "rng_scope")
+    token = _STREAM.set(_Stream(key))
+    try:
+        yield
+    finally:
+        _STREAM.reset(token)
+
+
+# --- Module ---------------------------------------------------------------------------
+
+_INTERNAL = ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "training",
+             "_rng_key")
+
+
+def _missing_init(cls_name, what):
+    return AttributeError(
+        f"cannot {what} before Module.__init__() has run: did you forget to call "
+        f"super().__init__() at the start of {cls_name}.__init__?")
+
+
+class Module:
+    """Base class of layers and models (PyTorch's `nn.Module` shape; see the module
+    docstring for how attributes are registered).
+
+    Subclasses call `super().__init__()` first and define `forward`; calling the
+    module runs `forward`.
+
+    Example:
+        >>> from ember import nn
+        >>> m = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+        >>> [n for n, _ in m.named_parameters()]
+        ['0.weight', '0.bias']
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}: Module.__init__() takes no arguments")
+        d = self.__dict__
+        d["_parameters"] = OrderedDict()
+        d["_buffers"] = OrderedDict()
+        d["_modules"] = OrderedDict()
+        d["_frozen"] = set()
+        d["_non_persistent"] = set()
+        d["training"] = True
+        d["_rng_key"] = None
+
+    # --- attribute registration -----------------------------------------------------
+
+    def _registries(self):
+        d = self.__dict__
+        if "_parameters" not in d:
+            raise _missing_init(type(self).__name__, "assign a parameter, buffer or submodule")
+        return d["_parameters"], d["_buffers"], d["_modules"]
+
+    def __setattr__(self, name, value):
+        if name in _INTERNAL:
+            if "_parameters" not in self.__dict__ and name != "training":
+                raise _missing_init(type(self).__name__, f"assign {name!r}")
+            object.__setattr__(self, name, value)
+            return
+        if isinstance(value, (Parameter, Module)) or _is_array(value):
+            params, buffers, modules = self._registries()
+        else:
+            d = self.__dict__
+            params, buffers, modules = (d.get("_parameters"), d.get("_buffers"), d.get("_modules"))
+        if isinstance(value, Parameter):
+            self._drop_name(name, keep="param")
+            params[name] = value.data
+            if not value.requires_grad:
+                self._frozen.add(name)
+            else:
+                self._frozen.discard(name)
+            return
+        if isinstance(value, Module):
+            self._drop_name(name, keep="module")
+            modules[name] = value
+            return
+        if _is_array(value):
+            if name in buffers:
+                buffers[name] = value
+            elif name in params:
+                params[name] = value
+            elif _dt.is_inexact(get_aval(value).dtype):
+                self._drop_name(name, keep="param")
+                params[name] = value
+            else:
+                self._drop_name(name, keep="buffer")
+                buffers[name] = value
+            return
+        if value is None and params is not None and (name in params or name in buffers or name in modules):
+            for reg in (params, buffers, modules):
+                if name in reg:
+                    reg[name] = None
+            return
+        if params is not None:
+            if name in params or name in buffers or name in modules:
+                self._drop_name(name, keep=None)
+        object.__setattr__(self, name, value)
+
+    def _drop_name(self, name, keep):
+        d = self.__dict__
+        for key, reg in (("param", d["_parameters"]), ("buffer", d["_buffers"]), ("module", d["_modules"])):
+            if key != keep and name in reg:
+                del reg[name]
+        if keep != "param":
+            d["_frozen"].discard(name)
+        if keep != "buffer":
+            d["_non_persistent"].discard(name)
+        if name in d:
+            del d[name]
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if "_parameters" not in d:
+            if name in _INTERNAL:
+                raise _missing_init(type(self).__name__, f"use {name!r}")
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' "
+                                 f"(did you forget super().__init__()?)")
+        for reg in ("_parameters", "_buffers", "_modules"):
+            r = d[reg]
+            if name in r:
+                return r[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if "_parameters" in d and any(name in d[r] for r in ("_parameters", "_buffers", "_modules")):
+            self._drop_name(name, keep=None)
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        d = self.__dict__
+        extra = []
+        for reg in ("_parameters", "_buffers", "_modules"):
+            extra += list(d.get(reg, ()))
+        return sorted(set(list(super().__dir__()) + extra))
+
+    def register_parameter(self, name: str, value) -> None:
+        """Register `value` (an array, a `Parameter` or None) as parameter `name`.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> from ember import nn
+            >>> m = nn.Module(); m.register_parameter("w", enp.ones(2))
+            >>> m.w.tolist()
+            [1.0, 1.0]
+        """
+        self._check_name(name)
+        if value is None:
+            self._registries()
+            self._drop_name(name, keep="param")
+            self._parameters[name] = None
+            return
+        setattr(self, name, value if isinstance(value, Parameter) else Parameter(value))
+
+    def register_buffer(self, name: str, value, persistent: bool = True) -> None:
+        """Register `value` (an array or None) as buffer `name`: module state that is
+        not trained.  Non-persistent buffers stay out of `state_dict()`.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> from ember import nn
+            >>> m = nn.Module(); m.register_buffer("count", enp.zeros(()))
+            >>> list(m.buffers()), list(m.parameters())
+            (['count'], [])
+        """
+        self._check_name(name)
+        params, buffers, _ = self._registries()
+        if value is not None and not _is_array(value):
+            value = _enp().asarray(value)
+        self._drop_name(name, keep="buffer")
+        buffers[name] = value
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def register_module(self, name: str, module) -> None:
+        """Register `module` (or None) as submodule `name`; `add_module` is an alias.
+
+        Example:
+            >>> from ember import nn
+            >>> m = nn.Module(); m.add_module("fc", nn.Linear(1, 1))
+            >>> [n for n, _ in m.named_children()]
+            ['fc']
+        """
+        self._check_name(name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        self._registries()
+        self._drop_name(name, keep="module")
+        self._modules[name] = module
+
+    add_module = register_module
+
+    def _check_name(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"attribute name should be a string, got {type(name).__name__}")
+        if "." in name or name == "":
+            raise KeyError(f"attribute name can't contain '.' or be empty, got {name!r}")
+
+    # --- traversal -----------------------------------------------------------------------
+
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        """(dotted name, module) pairs of this module and all below it, pre-order;
+        a module reachable twice is listed once.
+
+        Example:
+            >>> from ember import nn
+            >>> [n for n, _ in nn.Sequential(nn.Linear(1, 1)).named_modules()]
+            ['', '0']
+        """
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._registries()[2].items():
+            if m is None:
+                continue
+            yield from m.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
+
+    def modules(self):
+        """This module and all below it.
+
+        Example:
+            >>> from ember import nn
+            >>> len(list(nn.Sequential(nn.Linear(1, 1), nn.ReLU()).modules()))
+            3
+        """
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        """(name, module) pairs of the direct submodules.
+
+        Example:
+            >>> from ember import nn
+            >>> [n for n, _ in nn.Sequential(nn.ReLU(), nn.Tanh()).named_children()]
+            ['0', '1']
+        """
+        seen = set()
+        for name, m in self._registries()[2].items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        """The direct submodules.
+
+        Example:
+            >>> from ember import nn
+            >>> len(list(nn.Sequential(nn.ReLU(), nn.Tanh()).children()))
+            2
+        """
+        for _, m in self.named_children():
+            yield m
+
+    def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
+                     trainable_only=False):
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for mname, m in mods:
+            reg = m._registries()[0 if kind == "param" else 1]
+            for n, v in reg.items():
+                if v is None:
+                    continue
+                if persistent_only and n in m._non_persistent:
+                    continue
+                if trainable_only and n in m._frozen:
+                    continue
+                yield (f"{mname}.{n}" if mname else n), v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True):
+        """(dotted name, array) pairs of every parameter (frozen ones included).
+
+        Example:
+            >>> from ember import nn
+            >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
+            ['weight', 'bias']
+        """
+        yield from self._named_state("param", recurse, prefix)
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True):
+        """(dotted name, array) pairs of every buffer.
+
+        Example:
+            >>> from ember import nn
+            >>> [n for n, _ in nn.BatchNorm1d(2).named_buffers()]
+            ['running_mean', 'running_var', 'num_batches_tracked']
+        """
+        yield from self._named_state("buffer", recurse, prefix)
+
+    def parameters(self, recurse: bool = True) -> dict:
+        """All parameters as a nested dict (a pytree), frozen ones included.  Use
+        `named_parameters()` for dotted names, `trainable_parameters()` without the
+        frozen ones.
+
+        Example:
+            >>> from ember import nn
+            >>> p = nn.Sequential(nn.Linear(2, 1)).parameters()
+            >>> sorted(p["0"])
+            ['bias', 'weight']
+        """
+        return unflatten_names(OrderedDict(self._named_state("param", recurse)))
+
+    def trainable_parameters(self) -> dict:
+        """The parameters that are not frozen, as a nested dict.
+
+        Example:
+            >>> from ember import nn
+            >>> m = nn.Linear(2, 1).freeze("bias")
+            >>> sorted(m.trainable_parameters())
+            ['weight']
+        """
+        return unflatten_names(OrderedDict(self._named_state("param", True, trainable_only=True)))
+
+    def buffers(self, recurse: bool = True) -> dict:
+        """All buffers as a nested dict (a pytree).
+
+        Example:
+            >>> from ember import nn
+            >>> sorted(nn.BatchNorm1d(3).buffers())
+            ['num_batches_tracked', 'running_mean', 'running_var']
+        """
+        return unflatten_names(OrderedDict(self._named_state("buffer", recurse)))
+
+    def num_parameters(self, trainable_only: bool = False) -> int:
+        """The number of scalar parameters.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(3, 2).num_parameters()
+            8
+        """
+        return int(sum(int(np.prod(v.shape)) for _, v in
+                       self._named_state("param", True, trainable_only=trainable_only)))
+
+    def _module_at(self, path: str):
+        m = self
+        if path:
+            for p in path.split("."):
+                nxt = m._registries()[2].get(p)
+                if nxt is None:
+                    raise KeyError(f"{type(self).__name__} has no submodule {path!r}")
+                m = nxt
+        return m
+
+    def get_submodule(self, target: str):
+        """The submodule at dotted path `target` ("" is the module itself).
+
+        Example:
+            >>> from ember import nn
+            >>> type(nn.Sequential(nn.Linear(1, 1)).get_submodule("0")).__name__
+            'Linear'
+        """
+        return self._module_at(target)
+
+    def _slot(self, name: str):
+        mpath, _, leaf = name.rpartition(".")
+        return self._module_at(mpath), leaf
+
+    # --- state -----------------------------------------------------------------------
+
+    def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Array]":
+        """Parameters and persistent buffers by dotted name (PyTorch's layout and names).
+
+        Example:
+            >>> from ember import nn
+            >>> list(nn.Linear(2, 2).state_dict())
+            ['weight', 'bias']
+        """
+        out = OrderedDict()
+        for mname, m in self.named_modules(prefix=prefix.rstrip(".")):
+            for kind in (0, 1):
+                reg = m._registries()[kind]
+                for n, v in reg.items():
+                    if v is None or (kind == 1 and n in m._non_persistent):
+                        continue
+                    out[f"{mname}.{n}" if mname else n] = v
+        return out
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Load parameters and persistent buffers by dotted name (values may be ember
+        arrays, numpy arrays or anything with `__array__`, e.g. torch tensors).
+
+        Values are cast to the dtype of the entry they replace (unless `assign`).
+        Shape mismatches always raise, listing every offending name; with `strict`,
+        missing and unexpected keys raise too.  Returns `(missing_keys, unexpected_keys)`.
+
+        Example:
+            >>> from ember import nn
+            >>> a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+            >>> b.load_state_dict(a.state_dict())
+            IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+        """
+        if not isinstance(state_dict, dict):
+            raise TypeError(f"load_state_dict expects a dict, got {type(state_dict).__name__}")
+        enp = _enp()
+        own = self.state_dict()
+        flat = OrderedDict()
+        for k, v in state_dict.items():
+            if isinstance(v, dict):
+                for kk, vv in flatten_names(v, f"{k}.").items():
+                    flat[kk] = vv
+            else:
+                flat[k] = v
+        missing = [k for k in own if k not in flat]
+        unexpected = [k for k in flat if k not in own]
+        errors = []
+        if strict and (missing or unexpected):
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected))
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing))
+        new = {}
+        for k, cur in own.items():
+            if k not in flat:
+                continue
+            v = flat[k]
+            if not _is_array(v):
+                from ..serialization import _to_numpy  # numpy view of torch tensors, bfloat16 too
+                v = _to_numpy(v, k)
+            vshape = tuple(v.shape)
+            if vshape != tuple(cur.shape):
+                errors.append(f'size mismatch for {k}: copying a param with shape {vshape} from '
+                              f'checkpoint, the shape in current model is {tuple(cur.shape)}.')
+                continue
+            v = enp.asarray(v)
+            if not assign and get_aval(v).dtype != get_aval(cur).dtype:
+                v = enp.astype(v, get_aval(cur).dtype)
+            new[k] = v
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        for k, v in new.items():
+            m, leaf = self._slot(k)
+            reg = m._parameters if leaf in m._parameters else m._buffers
+            reg[leaf] = v
+        return IncompatibleKeys(missing, unexpected)
+
+    def load_parameters(self, params: dict, include_frozen: bool = False) -> None:
+        """Write a nested dict of parameters (shaped like `parameters()`, or a subset of
+        it) back into the module.  Frozen parameters are left unchanged unless
+        `include_frozen`, so an optimiser stepping every parameter cannot move them.
+        This is the write-back half of the protocol `ember.optim` uses.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> from ember import nn
+            >>> m = nn.Linear(1, 1)
+            >>> m.load_parameters({"bias": enp.zeros(1)}); m.bias.tolist()
+            [0.0]
+        """
+        self._write("param", params, include_frozen)
+
+    _set_parameters = load_parameters
+
+    def load_buffers(self, buffers: dict) -> None:
+        """Write a nested dict of buffers (shaped like `buffers()`, or a subset) back.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> from ember import nn
+            >>> bn = nn.BatchNorm1d(2); bn.load_buffers({"running_mean": enp.ones(2)})
+            >>> bn.running_mean.tolist()
+            [1.0, 1.0]
+        """
+        self._write("buffer", buffers, True)
+
+    def _write(self, kind, tree, include_frozen):
+        flat = flatten_names(tree) if isinstance(tree, dict) else tree
+        for name, v in flat.items():
+            m, leaf = self._slot(name)
+            reg = m._parameters if kind == "param" else m._buffers
+            if leaf not in reg:
+                raise KeyError(f"{type(self).__name__} has no {'parameter' if kind == 'param' else 'buffer'} "
+                               f"{name!r}")
+            if kind == "param" and leaf in m._frozen and not include_frozen:
+                continue
+            cur = reg[leaf]
+            if cur is not None and _is_array(v) and tuple(v.shape) != tuple(cur.shape):
+                raise ValueError(f"{name}: new value has shape {tuple(v.shape)}, expected {tuple(cur.shape)}")
+            reg[leaf] = v
+
+    # --- modes -----------------------------------------------------------------------
+
+    def train(self, mode: bool = True):
+        """Set training mode (dropout active, BatchNorm uses and updates batch
+        statistics) on this module and all below it; returns self.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Dropout().train(False).training
+            False
+        """
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode (`train(False)`); returns self.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.BatchNorm1d(2).eval().training
+            False
+        """
+        return self.train(False)
+
+    def freeze(self, *names: str):
+        """Freeze parameters: all of them, or those at the given dotted names or below
+        the given submodule paths.  Frozen parameters get no gradient from
+        `nn.value_and_grad`/`TrainStep` and are never moved by an optimiser.
+
+        Example:
+            >>> from ember import nn
+            >>> m = nn.Linear(2, 2).freeze()
+            >>> m.num_parameters(trainable_only=True)
+            0
+        """
+        self._set_frozen(names, True)
+        return self
+
+    def unfreeze(self, *names: str):
+        """Undo `freeze` (for all parameters, or the given names/submodules).
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(2, 2).freeze().unfreeze().num_parameters(trainable_only=True)
+            6
+        """
+        self._set_frozen(names, False)
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True):
+        """PyTorch's spelling of `unfreeze()` / `freeze()`.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(2, 2).requires_grad_(False).num_parameters(trainable_only=True)
+            0
+        """
+        return self.unfreeze() if requires_grad else self.freeze()
+
+    def _set_frozen(self, names, flag):
+        targets = []
+        if not names:
+            targets = [(m, n) for _, m in self.named_modules() for n in m._parameters]
+        else:
+            all_params = dict(self.named_parameters())
+            for name in names:
+                if name in all_params:
+                    targets.append(self._slot(name))
+                    continue
+                sub = self._module_at(name)
+                targets += [(m, n) for _, m in sub.named_modules() for n in m._parameters]
+        for m, n in targets:
+            (m._frozen.add if flag else m._frozen.discard)(n)
+
+    def is_frozen(self, name: str) -> bool:
+        """Whether the parameter at dotted `name` is frozen.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).freeze("bias").is_frozen("bias")
+            True
+        """
+        m, leaf = self._slot(name)
+        return leaf in m._frozen
+
+    def frozen_mask(self) -> dict:
+        """A nested dict shaped like `parameters()` with True for frozen parameters.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).freeze("bias").frozen_mask()
+            {'weight': False, 'bias': True}
+        """
+        out = OrderedDict()
+        for mname, m in self.named_modules():
+            for n, v in m._parameters.items():
+                if v is not None:
+                    out[f"{mname}.{n}" if mname else n] = n in m._frozen
+        return unflatten_names(out)
+
+    def apply(self, fn):
+        """Call `fn(module)` on every submodule (children first) and on self; returns self.
+
+        Example:
+            >>> from ember import nn
+            >>> seen = []
+            >>> _ = nn.Sequential(nn.ReLU()).apply(lambda m: seen.append(type(m).__name__))
+            >>> seen
+            ['ReLU', 'Sequential']
+        """
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, device=None, dtype=None):
+        """Move parameters and buffers to `device` and/or cast the floating-point ones
+        to `dtype` (positional arguments may be either); returns self.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).to("float64").weight.dtype
+            dtype('float64')
+        """
+        from ..api_device import device_put
+        from ..backends.base import Device
+        for a in args:
+            if isinstance(a, Device) or (isinstance(a, str) and (":" in a or a in ("cpu", "cuda", "gpu", "reference"))):
+                device = a
+            else:
+                dtype = a
+        enp = _enp()
+        dt = _dt.canonicalize(dtype) if dtype is not None else None
+        if dt is not None and not _dt.is_inexact(dt):
+            raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
+        for _, m in self.named_modules():
+            for reg in (m._parameters, m._buffers):
+                for n, v in list(reg.items()):
+                    if v is None:
+                        continue
+                    if dt is not None and _dt.is_float(get_aval(v).dtype):
+                        v = enp.astype(v, dt)
+                    if device is not None:
+                        v = device_put(v, device)
+                    reg[n] = v
+        return self
+
+    def float(self):
+        """Cast floating-point parameters and buffers to float32.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).double().float().weight.dtype
+            dtype('float32')
+        """
+        return self.to(dtype=_dt.float32)
+
+    def double(self):
+        """Cast floating-point parameters and buffers to float64.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).double().weight.dtype
+            dtype('float64')
+        """
+        return self.to(dtype=_dt.float64)
+
+    def half(self):
+        """Cast floating-point parameters and buffers to float16.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).half().weight.dtype
+            dtype('float16')
+        """
+        return self.to(dtype=_dt.float16)
+
+    def bfloat16(self):
+        """Cast floating-point parameters and buffers to bfloat16.
+
+        Example:
+            >>> from ember import nn
+            >>> str(nn.Linear(1, 1).bfloat16().weight.dtype)
+            'bfloat16'
+        """
+        return self.to(dtype=_dt.bfloat16)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Does nothing: ember gradients are returned values, never stored on modules.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).zero_grad()
+        """
+        return None
+
+    # --- randomness ------------------------------------------------------------------
+
+    def set_rng(self, key):
+        """Give this module its own key: eager forward passes (and `nn.value_and_grad`,
+        `TrainStep`) split it for dropout instead of using the global seed.  Accepts a
+        key or an int seed; returns self.  The key of the module called at top level is
+        the one used (a child's own key is ignored when its parent is called).
+
+        Example:
+            >>> from ember import nn, random
+            >>> m = nn.Dropout(0.5).set_rng(random.key(1))
+            >>> m.get_rng().shape
+            (2,)
+        """
+        from .. import random
+        if isinstance(key, (int, np.integer)):
+            key = random.key(int(key))
+        key = random._check_key(key, "set_rng")
+        if isinstance(key, Tracer):
+            raise TypeError("set_rng needs a concrete key, not a traced value")
+        object.__setattr__(self, "_rng_key", key)
+        return self
+
+    def get_rng(self):
+        """This module's key (None when it uses the global seed).
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).get_rng() is None
+            True
+        """
+        return self.__dict__.get("_rng_key")
+
+    def _next_step_key(self):
+        """A key for one training step, split eagerly from this module's key (or the
+        global key); advances the stored key."""
+        from ..fx.core import eval_trace, set_current_trace
+        with set_current_trace(eval_trace()):
+            return _draw_eager_key(self)
+
+    # --- calling ---------------------------------------------------------------------
+
+    def forward(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} has no forward(); define forward(self, ...) "
+                        f"in the subclass")
+
+    def __call__(self, *args, **kwargs):
+        if _SCOPE.get() is not None:
+            return self.forward(*args, **kwargs)
+        # A top-level call: guard the module tree so a transform cannot leave a tracer
+        # in it, and give the pass an RNG stream (lazily drawn from this module's key).
+        snapshot = _snapshot(self)
+        stream_token = _STREAM.set(_Stream(source=self)) if _STREAM.get() is None else None
+        scope_token = _SCOPE.set(self)
+        ok = False
+        try:
+            out = self.forward(*args, **kwargs)
+            leaked = [name for name, v in _state_items(self) if isinstance(v, Tracer)]
+            if leaked:
+                raise RuntimeError(
+                    f"{type(self).__name__}: the forward pass wrote traced values into module "
+                    f"state ({', '.join(leaked)}), e.g. BatchNorm running statistics in training "
+                    f"mode under a transform. The state was restored. Use "
+                    f"nn.functional_call(model, state, *args), which returns the updated buffers, "
+                    f"or nn.TrainStep / nn.value_and_grad; or call model.eval().")
+            ok = True
+            return out
+        finally:
+            if not ok:
+                _restore(snapshot)
+            _SCOPE.reset(scope_token)
+            if stream_token is not None:
+                _STREAM.reset(stream_token)
+
+    # --- saving ------------------------------------------------------------------------
+
+    def save(self, path) -> None:
+        """Save `state_dict()` to a safetensors file (see `ember.save`).
+
+        Example:
+            >>> import tempfile, os
+            >>> from ember import nn
+            >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors"); nn.Linear(2, 2).save(p)
+        """
+        from ..serialization import save
+        save(path, dict(self.state_dict()))
+
+    def load(self, path, strict: bool = True):
+        """Load a state saved by `save` (or any safetensors file with matching names);
+        returns `(missing_keys, unexpected_keys)` as `load_state_dict` does.
+
+        Example:
+            >>> import tempfile, os
+            >>> from ember import nn
+            >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors")
+            >>> a = nn.Linear(2, 2); a.save(p); b = nn.Linear(2, 2); _ = b.load(p)
+            >>> b.weight.tolist() == a.weight.tolist()
+            True
+        """
+        from ..serialization import load
+        sd = load(path)
+        return self.load_state_dict(flatten_names(sd) if isinstance(sd, dict) else sd, strict=strict)
+
+    # --- printing ---------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """Override to describe the module's config in `repr` (one line)."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        lines = extra.split("\n") if extra else []
+        for name, m in self._registries()[2].items():
+            text = repr(m) if m is not None else "None"
+            text = text.replace("\n", "\n  ")
+            lines.append(f"({name}): {text}")
+        if not self._modules:
+            return f"{self._get_name()}({extra})"
+        body = "\n  ".join(lines)
+        return f"{self._get_name()}(\n  {body}\n)"
+
+    def __getstate__(self):
+        return self.__dict__.copy()
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+# --- state snapshots ------------------------------------------------------------------
+
+def _state_items(root):
+    for mname, m in root.named_modules():
+        for kind, reg in (("param", m._parameters), ("buffer", m._buffers)):
+            for n, v in reg.items():
+                yield (f"{mname}.{n}" if mname else n), v
+
+
+def _snapshot(root):
+    return [(m, OrderedDict(m._parameters), OrderedDict(m._buffers)) for _, m in root.named_modules()]
+
+
+def _restore(snapshot):
+    for m, params, buffers in snapshot:
+        m._parameters.clear()
+        m._parameters.update(params)
+        m._buffers.clear()
+        m._buffers.update(buffers)
+
+
+def _merge_state(model, state):
+    """`state`: a dict (nested or dotted) or a tuple/list of dicts -> {dotted name: value},
+    checked against the model's parameter and buffer names."""
+    parts = state if isinstance(state, (tuple, list)) else (state,)
+    flat = OrderedDict()
+    for part in parts:
+        if part is None:
+            continue
+        if not isinstance(part, dict):
+            raise TypeError(f"functional_call: state must be a dict of arrays (nested or with "
+                            f"dotted names) or a tuple of such dicts, got {type(part).__name__}")
+        for k, v in flatten_names(part).items():
+            if k in flat:
+                raise ValueError(f"functional_call: {k!r} is given more than once")
+            flat[k] = v
+    known = {n for n, _ in _state_items(model)}
+    unknown = [k for k in flat if k not in known]
+    if unknown:
+        raise KeyError(f"functional_call: {type(model).__name__} has no parameter or buffer named "
+                       f"{', '.join(repr(k) for k in unknown)}")
+    return flat
+
+
+@contextlib.contextmanager
+def _swapped(model, flat, rng=None):
+    """Temporarily install `flat` values in the model (restored in finally)."""
+    snapshot = _snapshot(model)
+    scope_token = _SCOPE.set(model)
+    stream_token = _STREAM.set(_Stream(rng, source=model) if rng is not None else _Stream(source=model))
+    try:
+        for k, v in flat.items():
+            m, leaf = model._slot(k)
+            reg = m._parameters if leaf in m._parameters else m._buffers
+            if v is not None and not _is_array(v):
+                v = _enp().asarray(v)
+            reg[leaf] = v
+        yield
+    finally:
+        _STREAM.reset(stream_token)
+        _SCOPE.reset(scope_token)
+        _restore(snapshot)
+
+
+def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs):
+    """Run `model(*args, **kwargs)` with the given parameters/buffers swapped in;
+    returns `(outputs, buffers)` where `buffers` is the nested dict of the model's
+    buffers after the call (BatchNorm statistics updated in training mode).
+
+    `params_and_buffers` is a dict (nested like `parameters()`, or with dotted names)
+    or a tuple of dicts, e.g. `(params, buffers)`; entries not given keep the module's
+    values.  `rng` is the key for dropout.  The module is restored afterwards, so this
+    is safe under `grad`, `vmap` and `jit`.  Values not passed are read from the module
+    while tracing: under `ember.jit` they become constants of the compiled program, so
+    pass everything that changes between calls (`nn.compile_forward` does).
+
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> def loss(p, x):
+        ...     out, _ = nn.functional_call(m, p, x)
+        ...     return (out ** 2).sum()
+        >>> g = ember.grad(loss)(m.parameters(), enp.ones((3, 2)))
+        >>> sorted(g)
+        ['bias', 'weight']
+    """
+    if not isinstance(model, Module):
+        raise TypeError(f"functional_call needs an nn.Module, got {type(model).__name__}")
+    flat = _merge_state(model, params_and_buffers)
+    with _swapped(model, flat, rng):
+        out = model.forward(*args, **kwargs)
+        new_buffers = model.buffers()
+    return out, new_buffers

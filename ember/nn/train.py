@@ -1,0 +1,274 @@
+"""Training helpers that keep the stateful shim honest: `value_and_grad(model,
+loss_fn)` for eager loops, and `TrainStep` (`compile_step`), which turns
+(parameters, buffers, optimiser state, RNG key, batch) into their new values as one
+pure function, compiles it with `ember.jit`, and writes the results back into the
+model and the optimiser.  Nothing is captured implicitly: every piece of state is
+an explicit input and output of the compiled step.
+
+Frozen parameters (`model.freeze(...)`) are held constant: their gradient is zero
+and the step never changes them.  Dropout keys come from the model's key
+(`model.set_rng(key)`; seeded from the global key on first use), split once per step.
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember import nn, optim
+    >>> model = nn.Linear(2, 1)
+    >>> opt = optim.SGD(model, lr=0.1)
+    >>> step = nn.TrainStep(model, opt, lambda m, x, y: ((m(x) - y) ** 2).mean())
+    >>> x, y = enp.ones((4, 2)), enp.zeros((4, 1))
+    >>> l0 = step(x, y); l1 = step(x, y)
+    >>> bool(l1 < l0)
+    True
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from ..fx.core import Tracer, get_aval
+from .. import dtypes as _dt
+from .module import Module, _global_next_key, _in_transform, _swapped, flatten_names, unflatten_names
+
+__all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward"]
+
+
+def _enp():
+    import ember.numpy as enp
+    return enp
+
+
+def _split_params(model):
+    trainable, frozen = OrderedDict(), OrderedDict()
+    for mname, m in model.named_modules():
+        for n, v in m._parameters.items():
+            if v is None:
+                continue
+            name = f"{mname}.{n}" if mname else n
+            (frozen if n in m._frozen else trainable)[name] = v
+    return trainable, frozen
+
+
+def _loss_value_and_grads(model, loss_fn, has_aux, trainable, frozen, buffers, key, args, kwargs):
+    """The pure core: (loss, aux, new_buffers, grads) with grads keyed by dotted
+    name for every parameter (zeros for the frozen ones)."""
+    import ember
+    e = _enp()
+    names = list(trainable) + list(frozen)
+
+    def inner(tr):
+        flat = OrderedDict()
+        flat.update(tr)
+        flat.update(frozen)
+        flat.update(buffers)
+        with _swapped(model, flat, rng=key):
+            out = loss_fn(model, *args, **kwargs)
+            new_buffers = OrderedDict(model.named_buffers())
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError("loss_fn with has_aux=True must return (loss, aux)")
+            loss, aux = out
+        else:
+            loss, aux = out, None
+        a = get_aval(loss)
+        if a.shape != () or not _dt.is_float(a.dtype):
+            raise TypeError(f"loss_fn must return a scalar floating-point loss, got {a}")
+        return loss, (aux, new_buffers)
+
+    (loss, (aux, new_buffers)), g = ember.value_and_grad(inner, has_aux=True)(dict(trainable))
+    grads = OrderedDict()
+    for n in names:
+        grads[n] = g[n] if n in g else e.zeros_like(frozen[n])
+    return loss, aux, new_buffers, grads
+
+
+def _order_like(model, flat):
+    """Re-key a flat dict into the model's parameter order, nested."""
+    order = [n for n, _ in model.named_parameters()]
+    return unflatten_names(OrderedDict((n, flat[n]) for n in order))
+
+
+def value_and_grad(model: Module, loss_fn, has_aux: bool = False):
+    """A function `(*args, **kwargs) -> (loss, grads)` (or `((loss, aux), grads)`)
+    computing `loss_fn(model, *args, **kwargs)` and its gradient with respect to the
+    model's parameters, as a nested dict shaped like `model.parameters()` (frozen
+    parameters get zeros).  Buffers updated by the forward pass (BatchNorm) are
+    written back; dropout draws from the model's key.  Eager use; inside your own
+    transforms use `nn.functional_call`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(3, 1)
+        >>> vg = nn.value_and_grad(m, lambda m, x: m(x).sum())
+        >>> loss, grads = vg(enp.ones((2, 3)))
+        >>> grads["weight"].tolist()
+        [[2.0, 2.0, 2.0]]
+    """
+    if not isinstance(model, Module):
+        raise TypeError(f"nn.value_and_grad needs an nn.Module, got {type(model).__name__}")
+
+    def run(*args, **kwargs):
+        if _in_transform():
+            raise RuntimeError("nn.value_and_grad writes buffers and keys back into the model, so it "
+                               "runs eagerly; under ember.jit/vmap/grad use nn.functional_call, or "
+                               "nn.TrainStep for a compiled training step")
+        trainable, frozen = _split_params(model)
+        buffers = OrderedDict(model.named_buffers())
+        key = model._next_step_key()
+        loss, aux, new_buffers, grads = _loss_value_and_grads(model, loss_fn, has_aux, trainable, frozen,
+                                                              buffers, key, args, kwargs)
+        model.load_buffers(new_buffers)
+        g = _order_like(model, grads)
+        return ((loss, aux) if has_aux else loss), g
+
+    return run
+
+
+def _group_prefixes(model, optimizer):
+    """For each optimiser parameter group, the dotted path of its module in `model`."""
+    slots = getattr(optimizer, "_slots", None)
+    if slots is None or not callable(getattr(optimizer, "update_fn", None)):
+        raise TypeError("TrainStep needs an ember.optim optimizer (with update_fn / functional_state)")
+    paths = {id(m): p for p, m in model.named_modules()}
+    prefixes = []
+    for s in slots:
+        m = s.get("module")
+        if m is None or id(m) not in paths:
+            raise ValueError("TrainStep: every parameter group of the optimizer must be the model or one "
+                             "of its submodules (build it as optim.SGD(model, ...) or with groups "
+                             "[{'params': model.encoder}, ...])")
+        prefixes.append(paths[id(m)])
+    return prefixes
+
+
+def _sub(flat, prefix):
+    if not prefix:
+        return OrderedDict(flat)
+    p = prefix + "."
+    return OrderedDict((k[len(p):], v) for k, v in flat.items() if k.startswith(p))
+
+
+class TrainStep:
+    """A compiled training step.  `step(*batch)` runs
+    `loss_fn(model, *batch)`, differentiates it with respect to the trainable
+    parameters, applies the optimiser, and writes parameters, buffers, optimiser
+    state and the advanced RNG key back; it returns the loss (and aux with
+    `has_aux`).
+
+    The compiled function is pure and explicit:
+    `(params, buffers, opt_state, key, batch) -> (params, buffers, opt_state, key, loss, aux)`;
+    training/eval modes and the set of frozen parameters are static (changing them
+    recompiles).  `jit=False` runs the same function eagerly.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn, optim
+        >>> model = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Dropout(0.1), nn.Linear(8, 1))
+        >>> step = nn.TrainStep(model, optim.Adam(model, lr=1e-2),
+        ...                     lambda m, x, y: nn.functional.mse_loss(m(x), y))
+        >>> float(step(enp.ones((4, 2)), enp.zeros((4, 1)))) >= 0
+        True
+    """
+
+    def __init__(self, model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True):
+        import ember
+        if not isinstance(model, Module):
+            raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
+        self.model, self.optimizer, self.loss_fn, self.has_aux = model, optimizer, loss_fn, has_aux
+        self._prefixes = _group_prefixes(model, optimizer)
+        self._grouped = bool(getattr(optimizer, "_grouped", False))
+        self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
+
+    def _signature(self):
+        model = self.model
+        modes = tuple((p, m.training) for p, m in model.named_modules())
+        frozen = tuple(sorted(n for n, f in flatten_names(model.frozen_mask()).items() if f))
+        return modes, frozen
+
+    def _to_opt(self, flat):
+        trees = [unflatten_names(_sub(flat, p)) for p in self._prefixes]
+        return trees if self._grouped else trees[0]
+
+    def _pure(self, sig, params, buffers, opt_state, key, args, kwargs):
+        from .. import random
+        _, frozen_names = sig
+        frozen_set = set(frozen_names)
+        trainable = OrderedDict((k, v) for k, v in params.items() if k not in frozen_set)
+        frozen = OrderedDict((k, v) for k, v in params.items() if k in frozen_set)
+        key, sub = random.split(key)
+        loss, aux, new_buffers, grads = _loss_value_and_grads(
+            self.model, self.loss_fn, self.has_aux, trainable, frozen, buffers, sub, args, kwargs)
+        new_opt_params, new_state = self.optimizer.update_fn(self._to_opt(params), self._to_opt(grads),
+                                                             opt_state)
+        trees = new_opt_params if self._grouped else [new_opt_params]
+        new_params = OrderedDict(params)
+        for p, t in zip(self._prefixes, trees):
+            for k, v in flatten_names(t).items():
+                name = f"{p}.{k}" if p else k
+                if name not in frozen_set:
+                    new_params[name] = v
+        return new_params, new_buffers, new_state, key, loss, aux
+
+    def __call__(self, *args, **kwargs):
+        if _in_transform():
+            raise RuntimeError("TrainStep writes its results back into the model, so call it eagerly "
+                               "(it compiles itself with ember.jit)")
+        model = self.model
+        if model.get_rng() is None:
+            model.set_rng(_global_next_key())
+        params = OrderedDict(model.named_parameters())
+        buffers = OrderedDict(model.named_buffers())
+        state = self.optimizer.functional_state()
+        new_params, new_buffers, new_state, key, loss, aux = self._fn(
+            self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
+        for v in list(new_params.values()) + list(new_buffers.values()):
+            if isinstance(v, Tracer):
+                raise RuntimeError("TrainStep produced traced state; do not call it under a transform")
+        model.load_parameters(new_params, include_frozen=True)
+        model.load_buffers(new_buffers)
+        self.optimizer.apply_functional_state(new_state)
+        object.__setattr__(model, "_rng_key", key)
+        return (loss, aux) if self.has_aux else loss
+
+
+def compile_step(model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True) -> TrainStep:
+    """`TrainStep(model, optimizer, loss_fn)` under a function name.
+
+    Example:
+        >>> from ember import nn, optim
+        >>> m = nn.Linear(1, 1)
+        >>> type(nn.compile_step(m, optim.SGD(m, lr=0.1), lambda m, x: m(x).sum())).__name__
+        'TrainStep'
+    """
+    return TrainStep(model, optimizer, loss_fn, has_aux, jit)
+
+
+def compile_forward(model: Module):
+    """A compiled `model(*args)`: parameters and buffers are explicit inputs of the
+    jitted function (so updating the model never serves stale values); buffers the
+    pass updates (BatchNorm in training mode) are written back; dropout in training
+    mode draws from the model's key.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 3).eval()
+        >>> f = nn.compile_forward(m)
+        >>> f(enp.ones((1, 2))).shape
+        (1, 3)
+    """
+    import ember
+    from .module import functional_call
+
+    def pure(modes, params, buffers, key, args, kwargs):
+        return functional_call(model, (params, buffers), *args, rng=key, **kwargs)
+
+    fn = ember.jit(pure, static_argnums=(0,))
+
+    def run(*args, **kwargs):
+        modes = tuple((p, m.training) for p, m in model.named_modules())
+        key = model._next_step_key()
+        out, new_buffers = fn(modes, model.parameters(), model.buffers(), key, args, kwargs)
+        model.load_buffers(new_buffers)
+        return out
+
+    return run

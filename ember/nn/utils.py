@@ -1,0 +1,157 @@
+"""Gradient and parameter utilities on pytrees: `clip_grad_norm`, `clip_grad_value`,
+`parameters_to_vector` / `vector_to_parameters`, and `stack_module_state` for
+ensembles under `ember.vmap`.
+
+They are pure: the clipping functions return new gradients instead of modifying
+them in place (PyTorch's `clip_grad_norm_` is kept as an alias that returns the
+same pair).
+
+Example:
+    >>> import ember.numpy as enp
+    >>> from ember.nn import utils
+    >>> g, norm = utils.clip_grad_norm({"w": enp.asarray([3.0, 4.0])}, max_norm=1.0)
+    >>> round(norm.item(), 3), [round(v, 3) for v in g["w"].tolist()]
+    (5.0, [0.6, 0.8])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import tree
+from ..fx.core import Tracer
+
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_value_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "stack_module_state"]
+
+
+def _enp():
+    import ember.numpy as enp
+    return enp
+
+
+def get_total_norm(tensors, norm_type: float = 2.0):
+    """The `norm_type`-norm of all leaves of a pytree taken together.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> get_total_norm([enp.asarray([3.0]), enp.asarray([4.0])]).item()
+        5.0
+    """
+    e = _enp()
+    leaves = [e.asarray(x) for x in tree.leaves(tensors)]
+    if not leaves:
+        return e.asarray(0.0)
+    norm_type = float(norm_type)
+    if norm_type == float("inf"):
+        return e.max(e.stack([e.max(e.abs(x)) for x in leaves]))
+    if norm_type == 2.0:
+        return e.sqrt(sum(e.sum(e.square(x.astype(e.float32) if x.dtype.itemsize < 4 else x))
+                          for x in leaves))
+    return sum(e.sum(e.abs(x) ** norm_type) for x in leaves) ** (1.0 / norm_type)
+
+
+def clip_grad_norm(grads, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False):
+    """Scale a gradient pytree so its total `norm_type`-norm is at most `max_norm`;
+    returns `(clipped_grads, total_norm)` (the norm before clipping).  With
+    `error_if_nonfinite`, a NaN/inf norm raises (only when the norm is concrete).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> g, n = clip_grad_norm([enp.asarray([0.3, 0.4])], 1.0)
+        >>> [round(v, 3) for v in g[0].tolist()]
+        [0.3, 0.4]
+    """
+    e = _enp()
+    total = get_total_norm(grads, norm_type)
+    if error_if_nonfinite and not isinstance(total, Tracer) and not np.isfinite(np.asarray(total)):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients is non-finite, so it "
+                           f"cannot be clipped. To disable this error, set error_if_nonfinite=False")
+    coef = e.minimum(max_norm / (total + 1e-6), 1.0)
+    clipped = tree.map(lambda g: (e.asarray(g) * coef).astype(e.asarray(g).dtype), grads)
+    return clipped, total
+
+
+clip_grad_norm_ = clip_grad_norm
+
+
+def clip_grad_value(grads, clip_value: float):
+    """Clamp every gradient entry to [-clip_value, clip_value].
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> clip_grad_value({"w": enp.asarray([-3.0, 0.5])}, 1.0)["w"].tolist()
+        [-1.0, 0.5]
+    """
+    e = _enp()
+    c = float(clip_value)
+    return tree.map(lambda g: e.clip(e.asarray(g), -c, c), grads)
+
+
+clip_grad_value_ = clip_grad_value
+
+
+def parameters_to_vector(parameters):
+    """All leaves of a parameter pytree (or a module's parameters), flattened and
+    concatenated into one vector, in pytree-leaf order.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> parameters_to_vector({"a": enp.ones((2, 2)), "b": enp.zeros(1)}).shape
+        (5,)
+    """
+    e = _enp()
+    if callable(getattr(parameters, "parameters", None)):
+        parameters = parameters.parameters()
+    leaves = [e.reshape(e.asarray(x), (-1,)) for x in tree.leaves(parameters)]
+    if not leaves:
+        return e.zeros((0,))
+    return e.concat(leaves, axis=0)
+
+
+def vector_to_parameters(vec, parameters):
+    """Split a vector back into a pytree shaped like `parameters` (a pytree or a
+    module, whose `parameters()` give the shapes); returns the new pytree (arrays
+    are immutable, so nothing is written in place; use `module.load_parameters`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> p = {"a": enp.ones((2, 2)), "b": enp.zeros(1)}
+        >>> vector_to_parameters(enp.arange(5.0), p)["b"].tolist()
+        [4.0]
+    """
+    e = _enp()
+    if callable(getattr(parameters, "parameters", None)):
+        parameters = parameters.parameters()
+    leaves, treedef = tree.flatten(parameters)
+    vec = e.asarray(vec)
+    total = sum(int(np.prod(x.shape)) for x in leaves)
+    if vec.ndim != 1 or vec.shape[0] != total:
+        raise ValueError(f"vector_to_parameters: expected a vector of {total} entries, got shape "
+                         f"{vec.shape}")
+    out, off = [], 0
+    for x in leaves:
+        n = int(np.prod(x.shape))
+        out.append(e.reshape(vec[off:off + n], x.shape).astype(x.dtype))
+        off += n
+    return tree.unflatten(treedef, out)
+
+
+def stack_module_state(models):
+    """Stack the parameters and buffers of same-shaped modules along a new leading
+    axis: `(params, buffers)` for `ember.vmap` over `nn.functional_call` (ensembles).
+
+    Example:
+        >>> from ember import nn
+        >>> params, buffers = stack_module_state([nn.Linear(2, 3) for _ in range(4)])
+        >>> params["weight"].shape
+        (4, 3, 2)
+    """
+    e = _enp()
+    models = list(models)
+    if not models:
+        raise ValueError("stack_module_state: expected at least one module")
+    ps = [m.parameters() for m in models]
+    bs = [m.buffers() for m in models]
+    params = tree.map(lambda *xs: e.stack(xs), *ps)
+    buffers = tree.map(lambda *xs: e.stack(xs), *bs)
+    return params, buffers
