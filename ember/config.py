@@ -49,3 +49,8 @@ def dump_kernels() -> bool:
 def typecheck_graphs() -> bool:
     """Typecheck every staged graph as it is built (EMBER_TYPECHECK=1; the test suite sets it)."""
     return _flag("typecheck")
+
+
+def cache_enabled() -> bool:
+    """Use the on-disk cache of compiled code (EMBER_CACHE=0 or update("cache", False) disables it)."""
+    return _flag("cache")

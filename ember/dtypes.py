@@ -60,6 +60,13 @@ _BY_NAME = {str(d): d for d in ALL_DTYPES}
 _BY_NAME.update({"bool": bool_, "float": float32, "int": int32, "complex": complex64})
 
 
+__all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+           "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "float0",
+           "canonicalize", "promote", "result_type", "can_cast", "isdtype", "finfo", "iinfo",
+           "is_float", "is_inexact", "is_integer", "kind", "default_float", "default_int",
+           "default_complex"]
+
+
 def canonicalize(dtype) -> np.dtype:
     """Turn anything dtype-like (a name, a numpy type, a dtype) into an ember dtype.
 

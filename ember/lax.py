@@ -9,8 +9,13 @@ Example:
     >>> lax.add(enp.ones(2), enp.ones(2)).tolist()
     [2.0, 2.0]
 """
-from .fx.prims.elementwise import *  # noqa: F401,F403
-from .fx.prims.elementwise import (abs, add, max, min, pow, round, complex)  # noqa: F401
+from .fx.prims.elementwise import (  # noqa: F401
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_not, bitwise_or,
+    bitwise_xor, cbrt, ceil, clamp, clz, complex, conj, cos, cosh, digamma, div, eq, erf, erf_inv,
+    erfc, exp, exp2, expm1, floor, ge, gt, imag, integer_pow, is_finite, le, lgamma, log, log1p,
+    logistic, lt, max, min, mul, ne, neg, nextafter, polygamma, population_count, pow, real, rem,
+    round, rsqrt, select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
+    sinh, sqrt, square, sub, tan, tanh)
 from .fx.prims.convert import bitcast_convert_type, convert_element_type  # noqa: F401
 from .fx.prims.shape import (  # noqa: F401
     broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, pad, concatenate, slice,
@@ -39,3 +44,5 @@ from .transforms.control_flow import (cond, switch, scan, while_loop, fori_loop,
                                      associative_scan)
 from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
 from . import lax_linalg as linalg  # noqa: F401,E402
+
+__all__ = sorted(n for n in dir() if not n.startswith("_"))

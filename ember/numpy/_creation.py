@@ -29,10 +29,15 @@ __all__ = [
 
 
 def _shape_arg(shape, op) -> tuple:
-    if isinstance(shape, (int, np.integer)):
+    from ..fx.core import ConcretizationError, Tracer
+    if isinstance(shape, (int, np.integer, Tracer)):
         shape = (shape,)
     try:
         shape = tuple(operator.index(s) for s in shape)
+    except ConcretizationError as e:
+        raise ConcretizationError(f"{op}: the shape must be known while tracing, but it depends on "
+                                  f"a traced value. Pass it as a static argument "
+                                  f"(jit(..., static_argnums=...)) or compute it from .shape.\n{e}") from None
     except TypeError:
         raise TypeError(f"{op}: shape must be an int or a tuple of ints, got {shape!r}") from None
     if any(s < 0 for s in shape):

@@ -508,10 +508,36 @@ def logaddexp(x1, x2, /):
     """
     a, b = promote_args("logaddexp", x1, x2, to_inexact=True)
     check_dtype("logaddexp", a, "real floating")
+    return _logaddexp(a, b)
+
+
+def _logaddexp_primal(a, b):
     m = _ew.max(a, b)
     r = _ew.add(m, _ew.log1p(_ew.exp(_ew.neg(_ew.abs(_ew.sub(a, b))))))
     # Equal operands (including equal infinities, where a - b is NaN).
     return _select(_ew.eq(a, b), _ew.add(m, _c(a, math.log(2))), r)
+
+
+def _logaddexp_jvp(primals, tangents):
+    # The primal formula has kinks (max, abs, the tie select) whose derivatives are
+    # wrong exactly at a == b; the true derivative is smooth: d/da = logistic(a - b).
+    a, b = primals
+    ta, tb = tangents
+    d = _ew.sub(a, b)
+    d = _select(_ew.ne(d, d), _c(a, 0), d)  # equal infinities: split evenly
+    wa = _ew.logistic(d)
+    wb = _ew.logistic(_ew.neg(d))
+    return _logaddexp(a, b), _ew.add(_ew.mul(ta, wa), _ew.mul(tb, wb))
+
+
+def _make_logaddexp():
+    from ..transforms.custom_derivatives import custom_jvp
+    f = custom_jvp(_logaddexp_primal)
+    f.defjvp(_logaddexp_jvp)
+    return f
+
+
+_logaddexp = _make_logaddexp()
 
 
 def logaddexp2(x1, x2, /):

@@ -21,12 +21,13 @@ import functools
 
 from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
 from ..fx.interpreter import run_graph_numpy
-from ..fx.ir import ClosedGraph, Graph, Var
+from ..fx.ir import ClosedGraph, Graph, Var, eval_graph
 from ..fx.prims.rules import defvectorized, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph
 from .jvp import jvp_graph
+from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
 from .util import as_ember
 
@@ -147,12 +148,18 @@ def _subgraph(g: Graph, inputs, outputs, drop=frozenset()) -> ClosedGraph:
 
 
 def _remat_transpose(cts, *args, graph, policy):
+    # Split the rematerialised graph into its non-linear part (the recomputation,
+    # run forward now, inside the backward pass) and its linear part, which is
+    # transposed.  Partial evaluation, not a flat backward pass, so that
+    # higher-order primitives inside (scan, cond, ...) split through their rules.
     lin = [is_undefined(a) for a in args]
-    g = graph.graph
-    lg = Graph([v for v, m in zip(g.inputs, lin) if not m], [v for v, m in zip(g.inputs, lin) if m],
-               g.equations, g.outputs)
+    kg, ug, out_unknown, nres = partial_eval_graph(graph, lin)
     known = [a for a, m in zip(args, lin) if not m]
-    res = backward_pass(lg, known, list(cts))
+    kouts = eval_graph(kg.graph, kg.consts, *known)
+    residuals = kouts[len(kouts) - nres:]
+    g = ug.graph
+    lg = Graph(g.inputs[:nres], g.inputs[nres:], g.equations, g.outputs)
+    res = backward_pass(lg, list(residuals), [c for c, u in zip(cts, out_unknown) if u])
     it = iter(res)
     return [instantiate(next(it)) if m else None for m in lin]
 

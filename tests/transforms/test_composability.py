@@ -160,3 +160,38 @@ def test_has_aux_returns_primal_values_everywhere():
     _, f_vjp, aux = ember.vjp(lambda v: (lax.mul(v, v), lax.sin(v)), x, has_aux=True)
     np.testing.assert_allclose(f_vjp(x)[0], 2 * x * x)
     assert isinstance(aux, ember.Array)
+
+
+# A table of test functions over ember.numpy (matmul chains, indexing, reductions,
+# control flow) run through the whole matrix of transforms.
+MATRIX = {
+    "matmul_chain": (lambda x: enp.sum(enp.tanh(x @ x.T) @ x), (3, 4)),
+    "indexing": (lambda x: enp.sum(x[1:, ::2] ** 2) + x[0, -1] * x.at[0, 0].multiply(3.0)[0, 0], (3, 4)),
+    "gather": (lambda x: enp.sum(x[enp.asarray([2, 0, 2])] * enp.sin(x[:, 1:2])), (3, 4)),
+    "softmax_ce": (lambda x: -enp.sum(x[:, 0] - enp.log(enp.sum(enp.exp(x), axis=1))), (3, 4)),
+    "sort_cumsum": (lambda x: enp.sum(enp.cumsum(enp.sort(x, axis=1), axis=1) * x), (3, 4)),
+    "scan": (lambda x: ember.scan(lambda c, r: (enp.sin(c * r), c), x[0], x)[0].sum(), (3, 4)),
+    "cond": (lambda x: ember.cond(x[0, 0] > 0, lambda v: enp.sum(v ** 3), lambda v: enp.sum(enp.cos(v)), x),
+             (3, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_transform_matrix(name):
+    f, shape = MATRIX[name]
+    x = np.random.default_rng(len(name)).standard_normal(shape) * 0.5 + 0.2
+    xe = enp.asarray(x)
+    np.testing.assert_allclose(ember.jit(f)(xe), f(xe), rtol=1e-10)
+    check_grads(f, (x,), order=2)
+    g = ember.grad(f)(xe)
+    np.testing.assert_allclose(ember.jit(ember.grad(f))(xe), g, rtol=1e-9, atol=1e-12)
+    jf = np.asarray(ember.jacfwd(ember.grad(f))(xe))
+    jr = np.asarray(ember.jacrev(ember.grad(f))(xe))
+    np.testing.assert_allclose(jf, jr, rtol=1e-8, atol=1e-10)
+    h = jf.reshape(x.size, x.size)
+    np.testing.assert_allclose(h, h.T, rtol=1e-8, atol=1e-10)
+    xs = np.stack([x, x * 0.7, -x])
+    per = ember.vmap(ember.grad(f))(enp.asarray(xs))
+    loop = np.stack([np.asarray(ember.grad(f)(enp.asarray(v))) for v in xs])
+    np.testing.assert_allclose(per, loop, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(ember.jit(ember.vmap(ember.grad(f)))(enp.asarray(xs)), loop, rtol=1e-9, atol=1e-12)

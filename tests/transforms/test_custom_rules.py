@@ -73,3 +73,14 @@ def test_checkpoint_saves_fewer_residuals():
     x = np.linspace(0.1, 1.0, 5)
     f = lambda v: lax.reduce_sum(lax.sin(lax.sin(lax.sin(v))), (0,))
     assert len(ember.saved_residuals(ember.checkpoint(f), x)) < len(ember.saved_residuals(f, x))
+
+
+@pytest.mark.parametrize("policy", [None, ember.dots_saveable, ember.everything_saveable])
+def test_checkpoint_of_a_function_containing_scan(policy):
+    def g(x):
+        return ember.scan(lambda c, _: (lax.mul(lax.sin(c), c), None), x, None, length=3)[0]
+    f = ember.checkpoint(g, policy=policy)
+    x = np.float64(1.0)
+    np.testing.assert_allclose(ember.grad(f)(x), ember.grad(g)(x), rtol=1e-12)
+    np.testing.assert_allclose(ember.grad(ember.grad(f))(x), ember.grad(ember.grad(g))(x), rtol=1e-12)
+    np.testing.assert_allclose(ember.jit(ember.grad(f))(x), ember.grad(g)(x), rtol=1e-12)

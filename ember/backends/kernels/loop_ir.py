@@ -30,58 +30,42 @@ import numpy as np
 
 
 class E(tuple):
-    """An expression node: a tuple whose hash is computed once.
+    """An expression node, hash-consed: structurally equal nodes are one object.
 
     Expressions are DAGs with heavy sharing (a value used twice per round of a
-    hash function doubles the tree each round), and Python tuples rehash their
-    whole tree every time; caching the hash keeps memo tables linear.
+    hash function doubles the tree each round).  Plain tuples hash and compare
+    their whole tree on every dict lookup, which is exponential on such DAGs;
+    interned nodes hash and compare by identity in O(1).
     """
     __slots__ = ()
-    _hashes: dict = {}
 
     def __new__(cls, *items):
-        return tuple.__new__(cls, items)
-
-    def __hash__(self):
-        h = E._hashes.get(id(self))
-        if h is None:
-            h = E._hashes[id(self)] = tuple.__hash__(self)
-            _KEEP.append(self)  # ids stay unique while the cache holds them
-        return h
-
-
-_KEEP: list = []
-
-
-def clear_hash_cache():
-    """Drop cached hashes (after a program is rendered)."""
-    E._hashes.clear()
-    _KEEP.clear()
-
-
-class E(tuple):
-    """An expression node: a tuple whose hash is computed once.
-
-    Expressions are DAGs with heavy sharing (a value used twice per round of a
-    hash function doubles the tree each round), and Python tuples rehash their
-    whole tree every time; caching the hash keeps memo tables linear.
-    """
-
-    def __new__(cls, *items):
-        return tuple.__new__(cls, items)
-
-    def __hash__(self):
+        key = tuple((_NODE, id(x)) if type(x) is E else x for x in items)
         try:
-            return self._h
-        except AttributeError:
-            self._h = tuple.__hash__(self)
-            return self._h
+            hit = _INTERN.get(key)
+        except TypeError:  # an unhashable constant: do not intern
+            return tuple.__new__(cls, items)
+        if hit is None:
+            hit = _INTERN[key] = tuple.__new__(cls, items)
+        return hit
+
+    def __hash__(self):
+        return id(self)
 
     def __eq__(self, other):
-        return self is other or tuple.__eq__(self, other)
+        return self is other
 
     def __ne__(self, other):
-        return not self.__eq__(other)
+        return self is not other
+
+
+_NODE = object()
+_INTERN: dict = {}
+
+
+def reset_interning():
+    """Forget interned nodes (called per scheduled program, so memory stays bounded)."""
+    _INTERN.clear()
 
 
 # --- index expression constructors with light simplification ----------------------------

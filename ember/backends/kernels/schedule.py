@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...fx.ir import ClosedGraph, Literal, Var
-from .loop_ir import (E, Buffer, LibraryStep, MapKernel, Program, ReduceKernel, delinearize, expr_inputs,
+from .loop_ir import (E, Buffer, reset_interning, LibraryStep, MapKernel, Program, ReduceKernel, delinearize, expr_inputs,
                       iadd, iclamp, iconst, idiv, imod, imul, linearize)
 
 ELEMENTWISE = {
@@ -49,6 +49,7 @@ EXPENSIVE = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", 
 def schedule(closed: ClosedGraph, supports) -> Program:
     """Build the Program for a closed graph; `supports(eq) -> bool` says which
     fusible equations the target backend can render (others become library steps)."""
+    reset_interning()
     g = closed.graph
     buffers: list[Buffer] = []
     buf_of: dict[Var, int] = {}

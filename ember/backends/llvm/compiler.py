@@ -116,7 +116,8 @@ def cache_enabled() -> bool:
 
         os.environ["EMBER_CACHE"] = "0"; cache_enabled()   # False
     """
-    return os.environ.get("EMBER_CACHE", "1").strip().lower() not in ("0", "off", "false", "no")
+    from ... import config
+    return config.cache_enabled()
 
 
 def cache_dir() -> str:
