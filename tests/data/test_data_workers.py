@@ -188,6 +188,9 @@ def test_iterator_garbage_collection_cleans_up(clean):
 
 
 def test_keyboard_interrupt_cleans_up(clean):
+    # A process started in the background by a non-interactive shell (as CI may be)
+    # inherits SIGINT as ignored; install Python's handler for the test's duration.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     loader = DataLoader(SleepyDataset(100, delay=0.05), batch_size=1, num_workers=2)
     timer = threading.Timer(0.4, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
@@ -197,6 +200,7 @@ def test_keyboard_interrupt_cleans_up(clean):
                 pass
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
 
 
 def test_get_worker_info_and_seeds(clean):
