@@ -310,3 +310,21 @@ def test_random_fused_graphs(program):
 @given(random_programs())
 def test_random_fused_graphs_many(program):
     _check_random(program)
+
+
+def test_control_flow_bodies_compile_natively():
+    from ember.backends.llvm.subgraphs import native_impl
+    x = np.linspace(-1, 1, 8).astype(np.float32)
+
+    def f(v):
+        c, ys = ember.scan(lambda c, r: (lax.add(lax.mul(c, np.float32(0.9)), lax.sin(r)), lax.exp(c)), v, lax.broadcast_in_dim(v, (3, 8), (1,)))
+        w = ember.while_loop(lambda s: lax.lt(lax.reduce_sum(s, (0,)), np.float32(50)), lambda s: lax.mul(s, np.float32(1.5)), lax.abs(c) + np.float32(1))
+        return ember.cond(lax.gt(c[0], np.float32(0)), lambda a: lax.tanh(a), lambda a: lax.neg(a), w), ys
+    got = ember.jit(f)(x)
+    ref = ember.jit(f, backend="reference")(x)
+    for a, b in zip(got, ref):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    g = ember.make_graph(f)(x)
+    names = {eq.prim.name for eq in g.equations}
+    assert {"scan", "while_loop", "cond"} <= names
+    assert all(native_impl(eq) is not None for eq in g.equations if eq.prim.name in ("scan", "while_loop", "cond"))

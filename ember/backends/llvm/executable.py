@@ -27,6 +27,7 @@ from ..kernels import MapKernel, ReduceKernel, format_program, schedule
 from .codegen import render_program, supports
 from .compiler import compile_ir
 from .runtime import KernelLauncher, get_pool, num_threads
+from .subgraphs import native_impl
 
 # Elements of work below which a kernel runs on the calling thread only.
 MIN_PER_THREAD = 1 << 15
@@ -111,7 +112,7 @@ class NativeExecutable(Executable):
             if isinstance(step, (MapKernel, ReduceKernel)):
                 self.steps.append(_KernelStep(step, addresses[step.name], program))
             else:
-                self.steps.append(step)
+                self.steps.append(_LibraryCall(step))
         self.n_buffers = len(program.buffers)
         self.const_slots = [(b, np.ascontiguousarray(_host(c))) for b, c in program.consts]
 
@@ -133,13 +134,29 @@ class NativeExecutable(Executable):
                 step.launch(bufs, out)
             else:
                 vals = [a[1] if isinstance(a, tuple) else bufs[a] for a in step.inputs]
-                res = step.eq.prim.impl(*vals, **step.eq.params)
-                if step.eq.prim.multiple_results:
+                res = step.fn(*vals)
+                if step.multiple:
                     for o, r in zip(step.outputs, res):
                         bufs[o] = np.asarray(r)
                 else:
                     bufs[step.outputs[0]] = np.asarray(res)
         return [np.asarray(o[1]) if isinstance(o, tuple) else bufs[o] for o in prog.outputs]
+
+
+class _LibraryCall:
+    """A library step: the primitive's numpy impl, or a natively compiled version
+    of its sub-graphs for higher-order primitives (see subgraphs.py)."""
+    __slots__ = ("fn", "inputs", "outputs", "multiple")
+
+    def __init__(self, step):
+        eq = step.eq
+        native = native_impl(eq)
+        if native is None:
+            impl, params = eq.prim.impl, eq.params
+            native = lambda *vals: impl(*vals, **params)  # noqa: E731
+        self.fn = native
+        self.inputs, self.outputs = step.inputs, step.outputs
+        self.multiple = eq.prim.multiple_results
 
 
 def _work(kernel) -> int:
