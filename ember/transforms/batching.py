@@ -134,7 +134,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
     """Vectorise `fun` over a batch axis of its inputs.
 
     in_axes/out_axes: an int, None (not batched), or a pytree prefix of the
-    arguments / outputs; negative axes count from the end.
+    arguments / outputs; negative axes count from the end.  `axis_size` is
+    needed only when no argument is mapped.  `axis_name` is recorded on the
+    batch trace for collective operations (none exist yet).
 
     Example:
         >>> import ember.numpy as enp

@@ -308,6 +308,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     """Compile `fun`: traced once per input signature (pytree structure, shapes,
     dtypes, weak types, static arguments by value), then run as one program.
 
+    `static_argnums` / `static_argnames` are passed to `fun` as Python values
+    (they must be hashable; a new value recompiles).  `donate_argnums` is
+    accepted for JAX compatibility; ember does not reuse donated buffers yet,
+    so it has no effect.  `backend="reference"` runs the numpy interpreter
+    instead of native code (for debugging).  Set EMBER_LOG_COMPILES=1 to see
+    every compile and why it happened.
+
     Example:
         >>> import ember.numpy as enp
         >>> @jit
