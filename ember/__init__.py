@@ -35,6 +35,6 @@ from .transforms.checkpoint import (checkpoint, checkpoint_name, dots_saveable, 
 from .transforms.misc import eval_shape, stop_gradient  # noqa: F401
 
 # libraries on top
-from . import testing  # noqa: F401,E402
+from . import autograd, testing  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
