@@ -101,7 +101,7 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn):
     Example:
         >>> class Pair:
         ...     def __init__(self, a, b): self.a, self.b = a, b
-        >>> register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
+        >>> _ = register_pytree_node(Pair, lambda p: ((p.a, p.b), None), lambda aux, ch: Pair(*ch))
         >>> leaves(Pair(1, 2))
         [1, 2]
     """

@@ -125,6 +125,8 @@ class DataLoader:
 
     Example::
 
+        >>> import numpy as np
+        >>> from ember.data import ArrayDataset
         >>> ds = ArrayDataset(np.arange(10, dtype=np.float32), np.arange(10))
         >>> loader = DataLoader(ds, batch_size=4, shuffle=True, seed=0)
         >>> [np.asarray(y).shape for _, y in loader]

@@ -24,3 +24,10 @@ from .module import (Module, Parameter, functional_call, manual_seed, next_rng_k
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
 from .train import value_and_grad, TrainStep, compile_step, compile_forward  # noqa: F401
+
+from . import layers as _layers, losses as _losses  # noqa: E402
+
+__all__ = sorted(set(_layers.__all__) | set(_losses.__all__) | {
+    "functional", "init", "utils", "Module", "Parameter", "functional_call", "manual_seed",
+    "next_rng_key", "rng_scope", "IncompatibleKeys", "flatten_names", "unflatten_names",
+    "value_and_grad", "TrainStep", "compile_step", "compile_forward"})

@@ -974,13 +974,15 @@ class Module:
                         f"in the subclass")
 
     def __call__(self, *args, **kwargs):
-        if _SCOPE.get() is not None:
+        scope = _SCOPE.get()
+        if scope is not None and id(self) in scope:
             return self.forward(*args, **kwargs)
-        # A top-level call: guard the module tree so a transform cannot leave a tracer
-        # in it, and give the pass an RNG stream (lazily drawn from this module's key).
+        # A top-level call (or a module outside the tree being run): guard its tree so
+        # a transform cannot leave a tracer in it, and give the pass an RNG stream
+        # (lazily drawn from this module's key).
         snapshot = _snapshot(self)
         stream_token = _STREAM.set(_Stream(source=self)) if _STREAM.get() is None else None
-        scope_token = _SCOPE.set(self)
+        scope_token = _SCOPE.set(_scope_ids(self, scope))
         ok = False
         try:
             out = self.forward(*args, **kwargs)
@@ -1067,6 +1069,11 @@ def _state_items(root):
                 yield (f"{mname}.{n}" if mname else n), v
 
 
+def _scope_ids(root, outer):
+    ids = frozenset(id(m) for _, m in root.named_modules())
+    return ids if outer is None else ids | outer
+
+
 def _snapshot(root):
     return [(m, OrderedDict(m._parameters), OrderedDict(m._buffers)) for _, m in root.named_modules()]
 
@@ -1106,7 +1113,7 @@ def _merge_state(model, state):
 def _swapped(model, flat, rng=None):
     """Temporarily install `flat` values in the model (restored in finally)."""
     snapshot = _snapshot(model)
-    scope_token = _SCOPE.set(model)
+    scope_token = _SCOPE.set(_scope_ids(model, _SCOPE.get()))
     stream_token = _STREAM.set(_Stream(rng, source=model) if rng is not None else _Stream(source=model))
     try:
         for k, v in flat.items():

@@ -13,7 +13,7 @@ Example:
     >>> import ember, ember.numpy as enp
     >>> f = ember.checkpoint(lambda x: enp.sin(enp.sin(x)))
     >>> round(float(ember.grad(f)(0.5)), 4)
-    0.7753
+    0.7786
 """
 from __future__ import annotations
 
@@ -214,8 +214,8 @@ def saved_residuals(fun, *args):
 
     Example:
         >>> import ember.numpy as enp
-        >>> [a.str_short() for a, _ in saved_residuals(lambda x: enp.sin(x) * x, 1.0)]
-        ['f32[]', 'f32[]', 'f32[]']
+        >>> [a.str_short() for a, _ in saved_residuals(lambda x: enp.sin(x) * x, enp.ones(3))]
+        ['f32[3]', 'f32[3]', 'f32[3]']
     """
     from .linearize import linearize_flat
     leaves, tree = tree_flatten(tuple(args))

@@ -262,3 +262,26 @@ def test_rng_streams():
     a = np_(nn.Linear(3, 3).weight)
     nn.manual_seed(11)
     assert (np_(nn.Linear(3, 3).weight) == a).all()
+
+
+def test_unregistered_module_called_inside_a_forward_is_guarded_too():
+    teacher = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+
+    class Student(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 2)
+            self.helpers = [teacher]  # a plain list: not registered
+
+        def forward(self, x):
+            return self.fc(x) + self.helpers[0](x)
+
+    s = Student()
+    x = rnd((4, 3))
+    rm = teacher[1].running_mean
+    with pytest.raises(RuntimeError, match="traced"):
+        ember.jit(lambda p, x: nn.functional_call(s, p, x)[0])(s.parameters(), x)
+    assert teacher[1].running_mean is rm
+    teacher.eval()
+    g = ember.grad(lambda p: nn.functional_call(s, p, x)[0].sum())(s.parameters())
+    assert g["fc"]["weight"].shape == (2, 3)

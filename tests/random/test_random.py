@@ -305,7 +305,8 @@ def test_permutation():
     z = _np(random.permutation(random.key(1), x, axis=1, independent=True))
     assert (np.sort(z, 1) == _np(x)).all()
     # every position of a 3-permutation is uniform over 3 values
-    firsts = [int(random.permutation(random.fold_in(random.key(9), i), 3)[0]) for i in range(300)]
+    keys = ember.vmap(lambda i: random.fold_in(random.key(9), i))(enp.arange(300))
+    firsts = _np(ember.vmap(lambda k: random.permutation(k, 3)[0])(keys))
     assert st.chisquare(np.bincount(firsts, minlength=3)).pvalue > 1e-3
 
 

@@ -16,7 +16,7 @@ Example:
     >>> from ember import lax
     >>> from ember.backends.kernels import schedule
     >>> g = ember.make_graph(lambda x: lax.exp(x))(np.ones(4, np.float32))
-    >>> "define void @k1_exp" in render_program(schedule(g, supports), "m")[0]
+    >>> "k1_exp" in render_program(schedule(g, supports), "m")[0]
     True
 """
 from __future__ import annotations

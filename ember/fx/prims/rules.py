@@ -12,7 +12,7 @@ Conventions (see ember.fx.core):
 
 Example:
     >>> from ember.fx.core import Primitive
-    >>> p = Primitive("demo_neg"); defvectorized(p); p.batch is not None
+    >>> p = defvectorized(Primitive("demo_neg")); p.batch is not None
     True
 """
 from __future__ import annotations

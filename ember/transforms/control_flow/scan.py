@@ -9,7 +9,7 @@ Example:
     >>> import ember, ember.numpy as enp
     >>> carry, ys = ember.lax.scan(lambda c, x: (c + x, c * x), 0.0, enp.arange(4.0))
     >>> float(carry), ys.tolist()
-    (6.0, [0.0, 1.0, 3.0, 6.0])
+    (6.0, [0.0, 0.0, 2.0, 9.0])
 """
 from __future__ import annotations
 
