@@ -68,6 +68,17 @@ def _trace_call(fun, leaves, tree):
     return g, consts, box[0]
 
 
+def _prepare_call(fun, args, nondiff_argnums):
+    """Split off the non-differentiable arguments, flatten the rest and stage the
+    function over them: (nondiff, diff, leaves, in_tree, graph, consts, out_tree)."""
+    n = len(args)
+    nondiff, diff = _split_nondiff(args, nondiff_argnums)
+    leaves, tree = tree_flatten(tuple(diff))
+    leaves = [as_ember(x) for x in leaves]
+    g, consts, out_tree = _trace_call(lambda *d: fun(*_merge(nondiff, d, n)), leaves, tree)
+    return nondiff, diff, leaves, tree, g, consts, out_tree
+
+
 # --- custom_jvp ------------------------------------------------------------------------
 
 class custom_jvp:
@@ -111,12 +122,7 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function {self.__name__} has no JVP rule; "
                                  f"define one with @{self.__name__}.defjvp")
-        n = len(args)
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, tree = tree_flatten(tuple(diff))
-        leaves = [as_ember(x) for x in leaves]
-        fun = lambda *d: self.fun(*_merge(nondiff, d, n))  # noqa: E731
-        g, consts, out_tree = _trace_call(fun, leaves, tree)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
         user_jvp = self.jvp
 
         def jvp_flat(primals, tangents):
@@ -208,11 +214,7 @@ class custom_vjp:
             raise AttributeError(f"custom_vjp function {self.__name__} has no rule; define one "
                                  f"with {self.__name__}.defvjp(fwd, bwd)")
         n = len(args)
-        nondiff, diff = _split_nondiff(args, self.nondiff_argnums)
-        leaves, tree = tree_flatten(tuple(diff))
-        leaves = [as_ember(x) for x in leaves]
-        fun = lambda *d: self.fun(*_merge(nondiff, d, n))  # noqa: E731
-        g, consts, out_tree = _trace_call(fun, leaves, tree)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
         user_fwd, user_bwd, name = self.fwd, self.bwd, self.__name__
         nd_vals = [nondiff[i] for i in sorted(nondiff)]
         in_avals = [get_aval(x) for x in leaves]
