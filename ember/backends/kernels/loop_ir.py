@@ -2,7 +2,10 @@
 
 A `Program` is a list of steps over numbered buffers.  A `MapKernel` computes
 every element of one output buffer from a scalar *value expression*; a
-`ReduceKernel` folds a value expression over some axes of an iteration space.
+`ReduceKernel` folds a value expression over some axes of an iteration space;
+a `RowKernel` runs several of those, row by row, in one loop over their shared
+leading dimensions (softmax: max, exp, sum and divide while a row is in cache);
+a `GemmKernel` is a (batched) BLAS matrix product called from native code.
 Expressions are plain hashable tuples, so identical sub-expressions are shared
 for free by the renderers' memo tables:
 
@@ -193,6 +196,29 @@ def iclamp(a, lo: int, hi: int):
     return E("clamp", a, int(lo), int(hi))
 
 
+def split_row(a, n, ranges):
+    """`a` as `q*n + r` with `0 <= r < n` (both index expressions), or None when
+    its terms do not allow it (see `_split_multiple`)."""
+    if n == 1:
+        return a, E("c", 0)
+    return _split_multiple(a, n, ranges)
+
+
+def substitute(expr, mapping, memo=None):
+    """`expr` with every loop variable `("v", k)` replaced by `mapping[k]` (an index
+    expression); variables not in `mapping` stay."""
+    memo = {} if memo is None else memo
+    hit = memo.get(expr)
+    if hit is not None:
+        return hit
+    if expr[0] == "v":
+        r = mapping.get(expr[1], expr)
+    else:
+        r = E(*[substitute(x, mapping, memo) if type(x) is E else x for x in expr])
+    memo[expr] = r
+    return r
+
+
 def linearize(idx, shape):
     """Row-major flat index of a multi-index into `shape`."""
     out = E("c", 0)
@@ -273,6 +299,62 @@ class ReduceKernel:
         suffix = tuple(self.axes) == tuple(range(n - len(self.axes), n))
         lowp = np.dtype(self.dtype).name in ("float16", "bfloat16")
         return suffix or lowp or not self.kept
+
+
+@dataclass
+class RowKernel:
+    """Several kernels run row by row in one loop over their shared leading
+    dimensions `outer`: for each outer index, every member in order computes its
+    part of that row (a reduction member: the one element; a map member: the row's
+    slice).  Members read what earlier members wrote only in the same row, so the
+    row is still in cache; the outer loop is the parallel one."""
+    name: str
+    outer: tuple
+    members: list
+
+    @property
+    def outs(self) -> list:
+        return [m.out for m in self.members]
+
+    @property
+    def inputs(self) -> list:
+        own = set(self.outs)
+        return sorted({b for m in self.members for b in m.inputs} - own)
+
+
+@dataclass
+class GemmKernel:
+    """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through BLAS gemm, called from
+    native code: `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
+    when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
+    range is `tasks` = batch x blocks; a block is `block` rows of the output (or
+    `block` columns when `split_cols`)."""
+    name: str
+    out: int
+    a: int
+    b: int
+    dtype: np.dtype
+    batch: int
+    m: int
+    n: int
+    k: int
+    trans_a: bool
+    trans_b: bool
+    block: int
+    split_cols: bool
+    label: str = "dot_general"
+
+    @property
+    def inputs(self) -> list:
+        return sorted({self.a, self.b})
+
+    @property
+    def nblocks(self) -> int:
+        return -(-(self.n if self.split_cols else self.m) // self.block)
+
+    @property
+    def tasks(self) -> int:
+        return self.batch * self.nblocks
 
 
 @dataclass
