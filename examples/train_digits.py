@@ -1,0 +1,249 @@
+"""Train an MLP or a small CNN on the bundled 8x8 digits with `ember.nn`.
+
+A PyTorch-shaped training script:
+
+- the models are `nn.Module`s: an `nn.Sequential` MLP, or a `DigitsCNN` subclass
+  with two `Conv2d` layers, max pooling and dropout; both start with a
+  `Standardize` layer whose per-pixel statistics are *buffers*, so they travel
+  with the checkpoint;
+- `optim.AdamW` with a `OneCycleLR` schedule stepped once per batch; cross
+  entropy with label smoothing (so the printed train loss levels off near 0.5
+  while the plain test cross entropy keeps falling);
+- batches come from a shuffling `DataLoader`;
+- the training step is `nn.TrainStep`: parameters, buffers, optimiser state and
+  the dropout key go in and come out of ONE function compiled with `ember.jit`
+  (changing the learning rate every step does not recompile it);
+- after training the model is saved with `ember.save` (model and optimiser
+  state dicts, the epoch and the config in one safetensors file), loaded into a
+  freshly built model, and its test accuracy is checked to be identical;
+- a loss/accuracy plot is written if matplotlib is installed.
+
+Run:   python examples/train_digits.py               # MLP, ~98% test accuracy, a few seconds
+       python examples/train_digits.py --model cnn   # CNN, ~99%, under a minute on 2 cores
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import tempfile
+import time
+
+import numpy as np
+
+import ember
+import ember.numpy as enp
+from ember import nn, optim
+from ember.data import DataLoader, load_digits
+
+try:  # progress bars if tqdm happens to be installed; plain prints otherwise
+    from tqdm import tqdm as _tqdm
+except ImportError:  # pragma: no cover - depends on the environment
+    _tqdm = None
+
+DEFAULT_EPOCHS = {"mlp": 30, "cnn": 12}
+DEFAULT_DROPOUT = {"mlp": 0.2, "cnn": 0.25}
+
+
+# --- models ----------------------------------------------------------------------------
+
+class Standardize(nn.Module):
+    """(x - mean) / std with per-pixel statistics held as buffers (saved in the
+    checkpoint, never trained)."""
+
+    def __init__(self, shape=(8, 8)):
+        super().__init__()
+        self.register_buffer("mean", enp.zeros(shape))
+        self.register_buffer("std", enp.ones(shape))
+
+    def fit(self, images: np.ndarray) -> "Standardize":
+        # the +0.1 keeps pixels that are almost always blank from being blown up
+        self.load_buffers({"mean": enp.asarray(images.mean(0)), "std": enp.asarray(images.std(0) + 0.1)})
+        return self
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+
+
+class DigitsCNN(nn.Module):
+    """conv(1->32) -> conv(32->64) -> 2x2 max pool -> dense(128) -> 10 logits."""
+
+    def __init__(self, dropout: float = 0.25):
+        super().__init__()
+        self.standardize = Standardize()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.drop = nn.Dropout(dropout)
+        self.fc1 = nn.Linear(64 * 4 * 4, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):                      # x: (N, 8, 8)
+        h = self.standardize(x)[:, None]       # (N, 1, 8, 8): one input channel
+        h = nn.functional.relu(self.conv1(h))
+        h = self.pool(nn.functional.relu(self.conv2(h)))
+        h = self.drop(h.reshape(h.shape[0], -1))
+        h = self.drop(nn.functional.relu(self.fc1(h)))
+        return self.fc2(h)
+
+
+def build_model(kind: str, hidden: int = 256, dropout: float | None = None) -> nn.Module:
+    """A fresh, randomly initialised model (initialisation draws from `nn.manual_seed`)."""
+    if kind in DEFAULT_DROPOUT and dropout is None:
+        dropout = DEFAULT_DROPOUT[kind]
+    if kind == "mlp":
+        return nn.Sequential(
+            Standardize(), nn.Flatten(),
+            nn.Linear(64, hidden), nn.GELU(), nn.Dropout(dropout),
+            nn.Linear(hidden, hidden), nn.GELU(), nn.Dropout(dropout),
+            nn.Linear(hidden, 10))
+    if kind == "cnn":
+        return DigitsCNN(dropout)
+    raise ValueError(f"unknown model {kind!r} (expected 'mlp' or 'cnn')")
+
+
+def standardizer(model: nn.Module) -> Standardize:
+    return next(m for m in model.modules() if isinstance(m, Standardize))
+
+
+# --- evaluation ------------------------------------------------------------------------
+
+def evaluate(model: nn.Module, forward, x, y) -> tuple[float, float, np.ndarray]:
+    """(mean cross entropy, accuracy, logits) of the model in eval mode on one batch;
+    `forward` is `nn.compile_forward(model)`, built once so it compiles once."""
+    model.eval()
+    logits = forward(x)
+    loss = float(nn.functional.cross_entropy(logits, y))
+    acc = float(enp.mean(enp.argmax(logits, axis=1) == y))
+    return loss, acc, np.asarray(logits)
+
+
+def plot_history(history: list[dict], path: str) -> bool:
+    """Loss and accuracy curves as a PNG, if matplotlib is installed."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: skipping the loss/accuracy plot")
+        return False
+    epochs = [h["epoch"] for h in history]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
+    a.plot(epochs, [h["train_loss"] for h in history], label="train")
+    a.plot(epochs, [h["test_loss"] for h in history], label="test")
+    a.set_xlabel("epoch"); a.set_ylabel("cross entropy"); a.set_yscale("log"); a.legend()
+    b.plot(epochs, [h["test_accuracy"] for h in history])
+    b.set_xlabel("epoch"); b.set_ylabel("test accuracy")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
+    return True
+
+
+# --- main ------------------------------------------------------------------------------
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
+    ap.add_argument("--epochs", type=int, default=None,
+                    help=f"default: {DEFAULT_EPOCHS['mlp']} (mlp), {DEFAULT_EPOCHS['cnn']} (cnn)")
+    ap.add_argument("--batch-size", type=int, default=64)
+    ap.add_argument("--lr", type=float, default=3e-3, help="peak learning rate of the one-cycle schedule")
+    ap.add_argument("--weight-decay", type=float, default=1e-2)
+    ap.add_argument("--hidden", type=int, default=256, help="MLP width")
+    ap.add_argument("--dropout", type=float, default=None,
+                    help=f"default: {DEFAULT_DROPOUT['mlp']} (mlp), {DEFAULT_DROPOUT['cnn']} (cnn)")
+    ap.add_argument("--label-smoothing", type=float, default=0.1)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--checkpoint", default=None,
+                    help="where to save the trained model (default: a temporary file, deleted at exit)")
+    ap.add_argument("--plot", default=None,
+                    help="PNG of the training curves (default: digits_<model>.png; needs matplotlib)")
+    ap.add_argument("--no-plot", action="store_true")
+    args = ap.parse_args(argv)
+    epochs = DEFAULT_EPOCHS[args.model] if args.epochs is None else args.epochs
+    dropout = DEFAULT_DROPOUT[args.model] if args.dropout is None else args.dropout
+
+    train = load_digits("train")               # (8, 8) float32 images in [0, 1], int64 labels
+    test = load_digits("test")
+    x_test, y_test = enp.asarray(test.arrays[0]), enp.asarray(test.arrays[1])
+
+    nn.manual_seed(args.seed)                  # parameter initialisation
+    model = build_model(args.model, args.hidden, dropout)
+    standardizer(model).fit(train.arrays[0])
+    model.set_rng(ember.random.key(args.seed + 1))   # dropout keys
+    print(model)
+    print(f"{model.num_parameters():,} parameters; {len(train)} training / {len(test)} test images; "
+          f"the train loss is label-smoothed ({args.label_smoothing}), the test loss is not")
+
+    loader = DataLoader(train, batch_size=args.batch_size, shuffle=True, drop_last=True, seed=args.seed)
+    opt = optim.AdamW(model, lr=args.lr, weight_decay=args.weight_decay)
+    sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=args.lr, total_steps=epochs * len(loader))
+
+    def loss_fn(m, x, y):
+        return nn.functional.cross_entropy(m(x), y, label_smoothing=args.label_smoothing)
+
+    step = nn.TrainStep(model, opt, loss_fn)   # compiled with ember.jit on first call
+    forward = nn.compile_forward(model)         # compiled evaluation (params are inputs)
+
+    history = []
+    t0 = time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        model.train()
+        losses = []
+        batches = _tqdm(loader, desc=f"epoch {epoch}", leave=False) if _tqdm else loader
+        for x, y in batches:
+            losses.append(step(x, y))
+            sched.step()
+        train_loss = float(np.mean([float(l) for l in losses]))
+        test_loss, test_acc, _ = evaluate(model, forward, x_test, y_test)
+        history.append({"epoch": epoch, "train_loss": train_loss, "test_loss": test_loss,
+                        "test_accuracy": test_acc, "seconds": time.perf_counter() - t0})
+        msg = (f"epoch {epoch:3d}  train loss {train_loss:.4f}  test loss {test_loss:.4f}  "
+               f"test acc {test_acc:.4f}  lr {sched.get_last_lr()[0]:.2e}  "
+               f"[{time.perf_counter() - t0:5.1f}s]")
+        (_tqdm.write if _tqdm else print)(msg)
+    seconds = time.perf_counter() - t0
+    compiles = getattr(step._fn, "compile_count", None)
+    test_loss, test_acc, logits = evaluate(model, forward, x_test, y_test)
+    print(f"trained {args.model} for {epochs} epochs in {seconds:.1f}s "
+          f"({epochs * len(loader)} steps; the step compiled {compiles} time(s)): "
+          f"test accuracy {test_acc:.4f}")
+
+    # --- checkpoint round trip: save, build a fresh model, load, re-evaluate ----------
+    with contextlib.ExitStack() as stack:
+        path = args.checkpoint
+        if path is None:
+            path = os.path.join(stack.enter_context(tempfile.TemporaryDirectory()),
+                                f"digits_{args.model}.safetensors")
+        ember.save(path, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                          "epoch": epochs, "config": {"model": args.model, "hidden": args.hidden,
+                                                     "dropout": dropout}})
+        size = os.path.getsize(path)
+        ckpt = ember.load(path)
+        nn.manual_seed(args.seed + 1000)       # different initial weights: the load must matter
+        fresh = build_model(ckpt["config"]["model"], ckpt["config"]["hidden"], ckpt["config"]["dropout"])
+        fresh.load_state_dict(ckpt["model"])
+        fresh_opt = optim.AdamW(fresh, lr=args.lr, weight_decay=args.weight_decay)
+        fresh_opt.load_state_dict(ckpt["optimizer"])   # resuming would continue from here
+        assert float(fresh_opt.state_dict()["state"][0]["step"]) == epochs * len(loader)
+        _, reloaded_acc, reloaded_logits = evaluate(fresh, nn.compile_forward(fresh), x_test, y_test)
+        logit_diff = float(np.max(np.abs(reloaded_logits - logits)))
+        where = path if args.checkpoint else f"{os.path.basename(path)} (temporary; --checkpoint PATH keeps it)"
+        print(f"saved {where}, {size / 1024:.0f} KiB; reloaded into a fresh model: test accuracy "
+              f"{reloaded_acc:.4f}, max |logit difference| {logit_diff:.1e}")
+        assert reloaded_acc == test_acc, (reloaded_acc, test_acc)
+
+    plotted = False
+    if not args.no_plot:
+        plotted = plot_history(history, args.plot or f"digits_{args.model}.png")
+    return {"model": args.model, "epochs": epochs, "test_accuracy": test_acc, "test_loss": test_loss,
+            "reloaded_accuracy": reloaded_acc, "reload_max_logit_diff": logit_diff,
+            "history": history, "seconds": seconds, "compile_count": compiles,
+            "num_parameters": model.num_parameters(), "plotted": plotted,
+            "checkpoint": args.checkpoint}
+
+
+if __name__ == "__main__":
+    main()
