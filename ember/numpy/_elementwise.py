@@ -651,7 +651,9 @@ def gcd(x1, x2, /):
         safe = _select(nz, b, _full_like_shape(_c(b, 1), b))
         r = _ew.rem(a, safe)
         a, b = _select(nz, b, a), _select(nz, r, b)
-    return a
+    # abs(iinfo.min) wraps to itself, so remainders can be negative; the gcd is
+    # their magnitude (numpy gives gcd(71, -128) == 1 in int8 as well)
+    return abs(a)
 
 
 def lcm(x1, x2, /):
