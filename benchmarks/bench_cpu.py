@@ -1,8 +1,9 @@
 """CPU workloads of the LLVM backend against numpy, and JAX / PyTorch when installed.
 
 Every library runs with the same thread count (EMBER_NUM_THREADS, OPENBLAS_NUM_THREADS,
-torch.set_num_threads, XLA flags).  Prints the median of several runs in ms and
-the ratio to the fastest competitor, measured in the same run.
+torch.set_num_threads, XLA flags).  Prints the median of several runs (ms; us for
+the tiny call) and ember's time divided by each library's, all from the same run
+(below 1.00x ember is faster).  Inputs live on each library's own device arrays.
 
 Run:  python benchmarks/bench_cpu.py [--threads 2] [--repeat 7] [--only chain,sum]
 """
@@ -25,6 +26,10 @@ def _setup_threads(n: int):
 
 def timeit(fn, repeat, number=1):
     fn()  # warm up (compiles)
+    fn()
+    # let other libraries' idle threads (OpenBLAS, OpenMP, Eigen spin for a while
+    # after their last job) go to sleep before timing this one
+    time.sleep(0.2)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -32,6 +37,9 @@ def timeit(fn, repeat, number=1):
             fn()
         times.append((time.perf_counter() - t0) / number)
     return statistics.median(times) * 1e3
+
+
+LIBS = ("numpy", "jax", "torch")
 
 
 def main():
@@ -61,23 +69,21 @@ def main():
     rng = np.random.default_rng(0)
     only = set(filter(None, args.only.split(",")))
     rows = []
+    print(f"{'workload':30s} {'ember':>9s} " + " ".join(f"{k:>9s}" for k in LIBS)
+          + "   " + " ".join(f"{'/' + k:>7s}" for k in LIBS))
 
-    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, number=1):
+    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, number=1, unit="ms"):
         if only and name.split()[0] not in only:
             return
-        r = {"name": name, "ember": timeit(ember_fn, args.repeat, number)}
-        if numpy_fn is not None:
-            r["numpy"] = timeit(numpy_fn, args.repeat, number)
-        if jax_fn is not None and jax is not None:
-            r["jax"] = timeit(jax_fn, args.repeat, number)
-        if torch_fn is not None and torch is not None:
-            r["torch"] = timeit(torch_fn, args.repeat, number)
+        scale = 1e3 if unit == "us" else 1.0
+        r = {"name": name, "unit": unit, "ember": timeit(ember_fn, args.repeat, number) * scale}
+        for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn)):
+            if f is not None:
+                r[k] = timeit(f, args.repeat, number) * scale
         rows.append(r)
-        others = {k: v for k, v in r.items() if k not in ("name", "ember")}
-        best = min(others.values()) if others else None
-        extra = "  ".join(f"{k} {v:8.3f}" for k, v in others.items())
-        ratio = f"  ember/best {r['ember'] / best:5.2f}x" if best else ""
-        print(f"{name:34s} ember {r['ember']:8.3f}  {extra}{ratio}", flush=True)
+        times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
+        ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if k in r else f"{'-':>7s}" for k in LIBS)
+        print(f"{name + ' (' + unit + ')':30s} {r['ember']:9.3f} {times}   {ratios}", flush=True)
 
     # 1. fused elementwise chain
     x = rng.standard_normal(10_000_000).astype(np.float32)
@@ -86,7 +92,7 @@ def main():
     jchain = jax.jit(lambda v: jnp.tanh(v * 2.0 + 1.0) * jax.nn.sigmoid(v) + jnp.exp(-v * v)) if jax else None
     xj = jnp.asarray(x) if jax else None
     xt = torch.from_numpy(x) if torch else None
-    bench("chain 1e7 f32 (ms)", lambda: chain(xe),
+    bench("chain 1e7 f32", lambda: chain(xe),
           lambda: np.tanh(x * 2.0 + 1.0) * (1 / (1 + np.exp(-x))) + np.exp(-x * x),
           (lambda: jchain(xj).block_until_ready()) if jax else None,
           (lambda: torch.tanh(xt * 2.0 + 1.0) * torch.sigmoid(xt) + torch.exp(-xt * xt)) if torch else None)
@@ -94,7 +100,7 @@ def main():
     # 2. sum
     s = ember.jit(lambda v: enp.sum(v))
     js = jax.jit(jnp.sum) if jax else None
-    bench("sum 1e7 f32 (ms)", lambda: s(xe), lambda: x.sum(),
+    bench("sum 1e7 f32", lambda: s(xe), lambda: x.sum(),
           (lambda: js(xj).block_until_ready()) if jax else None, (lambda: xt.sum()) if torch else None)
 
     # 3. row sums
@@ -104,7 +110,7 @@ def main():
     jrs = jax.jit(lambda v: jnp.sum(v, axis=1)) if jax else None
     mj = jnp.asarray(m) if jax else None
     mt = torch.from_numpy(m) if torch else None
-    bench("rowsum 4096x4096 (ms)", lambda: rs(me), lambda: m.sum(axis=1),
+    bench("rowsum 4096x4096", lambda: rs(me), lambda: m.sum(axis=1),
           (lambda: jrs(mj).block_until_ready()) if jax else None, (lambda: mt.sum(1)) if torch else None)
 
     # 4. softmax
@@ -122,7 +128,7 @@ def main():
     def np_softmax(v):
         e = np.exp(v - v.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    bench("softmax 4096x1024 (ms)", lambda: sm(ae), lambda: np_softmax(a),
+    bench("softmax 4096x1024", lambda: sm(ae), lambda: np_softmax(a),
           (lambda: jsm(aj).block_until_ready()) if jax else None,
           (lambda: torch.softmax(at, 1)) if torch else None)
 
@@ -133,25 +139,31 @@ def main():
     jmm = jax.jit(lambda u, v: u @ v) if jax else None
     pj = jnp.asarray(p) if jax else None
     pt = torch.from_numpy(p) if torch else None
-    bench("matmul 1024 (ms)", lambda: mm(pe, pe), lambda: p @ p,
+    bench("matmul 1024", lambda: mm(pe, pe), lambda: p @ p,
           (lambda: jmm(pj, pj).block_until_ready()) if jax else None, (lambda: pt @ pt) if torch else None)
 
     # 6. MLP train step
     sizes = [784, 512, 512, 10]
-    params = [(enp.asarray(rng.standard_normal((i, o)).astype(np.float32) * (1 / np.sqrt(i))),
-               enp.asarray(np.zeros(o, np.float32))) for i, o in zip(sizes[:-1], sizes[1:])]
-    xb = enp.asarray(rng.standard_normal((128, 784)).astype(np.float32))
-    yb = enp.asarray(rng.integers(0, 10, 128).astype(np.int32))
+    np_params = [((rng.standard_normal((i, o)) / np.sqrt(i)).astype(np.float32), np.zeros(o, np.float32))
+                 for i, o in zip(sizes[:-1], sizes[1:])]
+    params = [(enp.asarray(w), enp.asarray(b)) for w, b in np_params]
+    xb_np = rng.standard_normal((128, 784)).astype(np.float32)
+    yb_np = rng.integers(0, 10, 128).astype(np.int32)
+    xb, yb = enp.asarray(xb_np), enp.asarray(yb_np)
 
-    def mlp_loss(ps, xv, yv):
-        h = xv
-        for w, b in ps[:-1]:
-            h = enp.maximum(h @ w + b, 0.0)
-        w, b = ps[-1]
-        logits = h @ w + b
-        logp = logits - enp.max(logits, axis=1, keepdims=True)
-        logp = logp - enp.log(enp.sum(enp.exp(logp), axis=1, keepdims=True))
-        return -enp.mean(enp.take_along_axis(logp, yv[:, None], axis=1))
+    def make_loss(xp, take):
+        def mlp_loss(ps, xv, yv):
+            h = xv
+            for w, b in ps[:-1]:
+                h = xp.maximum(h @ w + b, 0.0)
+            w, b = ps[-1]
+            logits = h @ w + b
+            logp = logits - xp.max(logits, axis=1, keepdims=True)
+            logp = logp - xp.log(xp.sum(xp.exp(logp), axis=1, keepdims=True))
+            return -xp.mean(take(logp, yv[:, None], axis=1))
+        return mlp_loss
+
+    mlp_loss = make_loss(enp, enp.take_along_axis)
 
     def sgd_step(ps, xv, yv):
         loss, g = ember.value_and_grad(mlp_loss)(ps, xv, yv)
@@ -160,41 +172,92 @@ def main():
     t0 = time.perf_counter()
     step(params, xb, yb)
     compile_ms = (time.perf_counter() - t0) * 1e3
-    bench("mlp-step b128 (ms)", lambda: step(params, xb, yb))
-    print(f"{'mlp-step first call (trace+compile)':34s} {compile_ms:8.1f} ms")
+    jstep = None
+    if jax:
+        jloss = make_loss(jnp, jnp.take_along_axis)
+
+        @jax.jit
+        def jstep(ps, xv, yv):
+            loss, g = jax.value_and_grad(jloss)(ps, xv, yv)
+            return jax.tree.map(lambda p_, g_: p_ - 0.01 * g_, ps, g), loss
+        jparams = [(jnp.asarray(w), jnp.asarray(b)) for w, b in np_params]
+        jxb, jyb = jnp.asarray(xb_np), jnp.asarray(yb_np)
+    tstep = None
+    if torch:
+        tparams = [(torch.from_numpy(w.copy()).requires_grad_(), torch.from_numpy(b.copy()).requires_grad_())
+                   for w, b in np_params]
+        txb, tyb = torch.from_numpy(xb_np), torch.from_numpy(yb_np.astype(np.int64))
+
+        def tstep():
+            h = txb
+            for w, b in tparams[:-1]:
+                h = torch.relu(h @ w + b)
+            w, b = tparams[-1]
+            loss = torch.nn.functional.cross_entropy(h @ w + b, tyb)
+            grads = torch.autograd.grad(loss, [p for wb in tparams for p in wb])
+            with torch.no_grad():
+                return [p - 0.01 * g for p, g in zip([p for wb in tparams for p in wb], grads)], loss
+    bench("mlp-step b128", lambda: step(params, xb, yb), None,
+          (lambda: jax.block_until_ready(jstep(jparams, jxb, jyb))) if jax else None, tstep)
+    if not only or "mlp-step" in only:
+        print(f"{'mlp-step first call (trace+compile)':34s} {compile_ms:8.1f} ms")
 
     # 7. per-example gradients
-    w1 = enp.asarray(rng.standard_normal((64, 32)).astype(np.float32))
-    xs = enp.asarray(rng.standard_normal((256, 64)).astype(np.float32))
+    w1_np = rng.standard_normal((64, 32)).astype(np.float32)
+    xs_np = rng.standard_normal((256, 64)).astype(np.float32)
+    w1, xs = enp.asarray(w1_np), enp.asarray(xs_np)
     pex = ember.jit(ember.vmap(ember.grad(lambda w, v: enp.sum(enp.tanh(v @ w) ** 2)), in_axes=(None, 0)))
-    bench("per-example-grads b256 (ms)", lambda: pex(w1, xs))
+    jpex = jax.jit(jax.vmap(jax.grad(lambda w, v: jnp.sum(jnp.tanh(v @ w) ** 2)), in_axes=(None, 0))) if jax else None
+    tpex = None
+    if torch:
+        import torch.func as tf
+        tw1, txs = torch.from_numpy(w1_np), torch.from_numpy(xs_np)
+        tpex_fn = tf.vmap(tf.grad(lambda w, v: torch.sum(torch.tanh(v @ w) ** 2)), in_dims=(None, 0))
+        tpex = lambda: tpex_fn(tw1, txs)  # noqa: E731
+    jw1, jxs = (jnp.asarray(w1_np), jnp.asarray(xs_np)) if jax else (None, None)
+    bench("per-example-grads b256", lambda: pex(w1, xs), None,
+          (lambda: jpex(jw1, jxs).block_until_ready()) if jax else None, tpex)
 
     # 8. Hessian of a 200-dim function
-    hv = enp.asarray(rng.standard_normal(200).astype(np.float32))
+    hv_np = rng.standard_normal(200).astype(np.float32)
+    hv = enp.asarray(hv_np)
     hess = ember.jit(ember.hessian(lambda v: enp.sum(enp.tanh(v) ** 2) + enp.sum(v) ** 2))
-    bench("hessian 200 (ms)", lambda: hess(hv))
+    jhess = jax.jit(jax.hessian(lambda v: jnp.sum(jnp.tanh(v) ** 2) + jnp.sum(v) ** 2)) if jax else None
+    jhv = jnp.asarray(hv_np) if jax else None
+    thess = None
+    if torch:
+        thv = torch.from_numpy(hv_np)
+        thess_fn = torch.func.hessian(lambda v: torch.sum(torch.tanh(v) ** 2) + torch.sum(v) ** 2)
+        thess = lambda: thess_fn(thv)  # noqa: E731
+    bench("hessian 200", lambda: hess(hv), None, (lambda: jhess(jhv).block_until_ready()) if jax else None, thess)
 
     # 9. conv2d
     img = rng.standard_normal((32, 3, 64, 64)).astype(np.float32)
     ker = rng.standard_normal((64, 3, 3, 3)).astype(np.float32)
+    eimg, eker = enp.asarray(img), enp.asarray(ker)
     conv = ember.jit(lambda u, k: lax.conv_general_dilated(u, k, (1, 1), "SAME"))
     jconv = jax.jit(lambda u, k: jax.lax.conv_general_dilated(u, k, (1, 1), "SAME")) if jax else None
-    bench("conv2d b32 3->64 64x64 (ms)", lambda: conv(img, ker), None,
-          (lambda: jconv(img, ker).block_until_ready()) if jax else None,
+    jimg, jker = (jnp.asarray(img), jnp.asarray(ker)) if jax else (None, None)
+    bench("conv2d b32 3->64 64x64", lambda: conv(eimg, eker), None,
+          (lambda: jconv(jimg, jker).block_until_ready()) if jax else None,
           (lambda: torch.nn.functional.conv2d(torch.from_numpy(img), torch.from_numpy(ker), padding=1))
           if torch else None)
 
     # 10. third derivative on 1e5 points
-    pts = enp.asarray(rng.standard_normal(100_000).astype(np.float32))
+    pts_np = rng.standard_normal(100_000).astype(np.float32)
+    pts = enp.asarray(pts_np)
     d3 = ember.jit(ember.vmap(ember.grad(ember.grad(ember.grad(lambda t: enp.sin(t) * t)))))
-    bench("third-derivative 1e5 (ms)", lambda: d3(pts))
+    jd3 = jax.jit(jax.vmap(jax.grad(jax.grad(jax.grad(lambda t: jnp.sin(t) * t))))) if jax else None
+    jpts = jnp.asarray(pts_np) if jax else None
+    bench("third-derivative 1e5", lambda: d3(pts), None, (lambda: jd3(jpts).block_until_ready()) if jax else None)
 
     # 11. jitted tiny call
     tiny = ember.jit(lambda v: v + 1.0)
     small = enp.ones(10)
-    bench("tiny-call (us)", lambda: tiny(small), number=2000)
-    rows[-1]["unit"] = "us"
-    print("(tiny-call row is in us: the table's unit is per call x 1000)")
+    jtiny = jax.jit(lambda v: v + 1.0) if jax else None
+    jsmall = jnp.ones(10) if jax else None
+    bench("tiny-call", lambda: tiny(small), None, (lambda: jtiny(jsmall).block_until_ready()) if jax else None,
+          number=2000, unit="us")
 
 
 if __name__ == "__main__":

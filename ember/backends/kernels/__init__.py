@@ -1,4 +1,5 @@
 """Backend-neutral scheduling: a graph becomes fused loop kernels and library steps."""
-from .loop_ir import Buffer, LibraryStep, MapKernel, Program, ReduceKernel  # noqa: F401
-from .printing import format_program  # noqa: F401
+from .loop_ir import (Buffer, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel,  # noqa: F401
+                      ScatterKernel)
+from .printing import fingerprint, format_program  # noqa: F401
 from .schedule import schedule  # noqa: F401

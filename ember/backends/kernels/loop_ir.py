@@ -311,14 +311,18 @@ class RowKernel:
     name: str
     outer: tuple
     members: list
+    # buffer -> buffer whose memory it uses: an intermediate that only members
+    # read, stored in the output of the last member reading it, which reads it
+    # at the element it writes (softmax's exp values live in its result)
+    aliases: dict = field(default_factory=dict)
 
     @property
     def outs(self) -> list:
-        return [m.out for m in self.members]
+        return [m.out for m in self.members if m.out not in self.aliases]
 
     @property
     def inputs(self) -> list:
-        own = set(self.outs)
+        own = {m.out for m in self.members}
         return sorted({b for m in self.members for b in m.inputs} - own)
 
 
@@ -327,8 +331,8 @@ class GemmKernel:
     """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through BLAS gemm, called from
     native code: `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
     when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
-    range is `tasks` = batch x blocks; a block is `block` rows of the output (or
-    `block` columns when `split_cols`)."""
+    range is `tasks` = batch x row blocks x column blocks; a task computes an
+    `mblock` x `nblock` block of one product."""
     name: str
     out: int
     a: int
@@ -340,21 +344,73 @@ class GemmKernel:
     k: int
     trans_a: bool
     trans_b: bool
-    block: int
-    split_cols: bool
+    mblock: int
+    nblock: int
     label: str = "dot_general"
+    # map kernels over the product's [m, n] space that read it elementwise, run on
+    # each block right after it is computed (bias, activation, update)
+    epilogue: list = field(default_factory=list)
+
+    @property
+    def outs(self) -> list:
+        return [self.out] + [e.out for e in self.epilogue]
 
     @property
     def inputs(self) -> list:
-        return sorted({self.a, self.b})
+        own = set(self.outs)
+        return sorted(({self.a, self.b} | {b for e in self.epilogue for b in e.inputs}) - own)
 
     @property
-    def nblocks(self) -> int:
-        return -(-(self.n if self.split_cols else self.m) // self.block)
+    def grid(self) -> tuple:
+        """(row blocks, column blocks) of one product."""
+        return -(-self.m // self.mblock), -(-self.n // self.nblock)
 
     @property
     def tasks(self) -> int:
-        return self.batch * self.nblocks
+        r, c = self.grid
+        return self.batch * r * c
+
+
+@dataclass
+class ConvKernel:
+    """A convolution as im2col + BLAS, one image per task (the parallel range):
+    `cols` (a MapKernel over (N, G, I, kernel..., out spatial...), i.e. a buffer of
+    shape (N, G, K, P)) writes image n's patch matrices, then for each group g
+    `out[n, g] = W[g] @ cols[n, g]` (Og x K times K x P) while they are in cache.
+    `w` holds the weights as (G, Og, K).  With `channels_last` the output image is
+    stored P x O and gets the transposed product."""
+    name: str
+    out: int
+    cols: MapKernel
+    w: int
+    dtype: np.dtype
+    n: int
+    groups: int
+    og: int
+    k: int
+    p: int
+    channels_last: bool
+
+    @property
+    def inputs(self) -> list:
+        return sorted(set(self.cols.inputs) | {self.w})
+
+
+@dataclass
+class ScatterKernel:
+    """`out[target] = combine(out[target], body)` for every index of `space` (the
+    updates) in row-major order, skipping those where `valid` (a bool value
+    expression, or None) is false.  `out` already holds the operand (a map kernel
+    wrote it).  One thread: updates may hit the same element."""
+    name: str
+    out: int
+    space: tuple
+    op: str  # add, mul, min, max, set
+    dtype: np.dtype
+    body: tuple
+    target: tuple
+    valid: tuple | None
+    inputs: list = field(default_factory=list)
 
 
 @dataclass

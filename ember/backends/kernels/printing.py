@@ -6,8 +6,10 @@ Example:
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ...dtypes import short_name
-from .loop_ir import LibraryStep, MapKernel, Program, ReduceKernel
+from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
 def format_index(e) -> str:
@@ -50,20 +52,78 @@ def format_value(e) -> str:
     return str(e)
 
 
+def _format_kernel(s, suffix=""):
+    if isinstance(s, MapKernel):
+        return f"kernel {s.name}: b{s.out}{list(s.shape)} = {format_value(s.body)}{suffix}"
+    return (f"kernel {s.name}: b{s.out}{list(s.shape)} = {s.op} over axes {s.axes} of "
+            f"space {list(s.space)}: {format_value(s.body)}{suffix}")
+
+
 def format_program(prog: Program) -> str:
     lines = []
     for i, b in enumerate(prog.buffers):
         lines.append(f"  b{i}: {short_name(b.dtype)}{list(b.shape)} {b.kind}")
     for s in prog.steps:
-        if isinstance(s, MapKernel):
-            lines.append(f"kernel {s.name}: b{s.out}{list(s.shape)} = {format_value(s.body)}")
-        elif isinstance(s, ReduceKernel):
-            lines.append(f"kernel {s.name}: b{s.out}{list(s.shape)} = {s.op} over axes {s.axes} of "
-                         f"space {list(s.space)}: {format_value(s.body)}")
+        if isinstance(s, (MapKernel, ReduceKernel)):
+            lines.append(_format_kernel(s))
+        elif isinstance(s, RowKernel):
+            lines.append(f"row loop {s.name} over {list(s.outer)}: each row runs "
+                         + ", ".join(m.name for m in s.members)
+                         + "".join(f"; b{x} is stored in b{t}" for x, t in sorted(s.aliases.items())))
+            lines.extend(_format_kernel(m, f"  (in {s.name})") for m in s.members)
+        elif isinstance(s, ConvKernel):
+            lines.append(_format_kernel(s.cols, f"  (patches of {s.name})"))
+            lines.append(f"library conv_general_dilated: b{s.out} = per image n and group g, "
+                         f"b{s.w}[g] @ b{s.cols.out}[n, g]{' transposed' if s.channels_last else ''} "
+                         f"(BLAS gemm from native code: {s.n} x {s.groups} x [{s.og}x{s.k}] @ [{s.k}x{s.p}])")
+        elif isinstance(s, ScatterKernel):
+            cond = f" if {format_value(s.valid)}" if s.valid is not None else ""
+            lines.append(f"kernel {s.name}: for each index of {list(s.space)} (serially): "
+                         f"b{s.out}[{format_index(s.target)}] {s.op}= {format_value(s.body)}{cond}")
+        elif isinstance(s, GemmKernel):
+            ops = f"{'b%d^T' % s.a if s.trans_a else 'b%d' % s.a} @ {'b%d^T' % s.b if s.trans_b else 'b%d' % s.b}"
+            lines.append(f"library {s.label}: b{s.out} = {ops} (BLAS gemm from native code: "
+                         f"{s.batch} x [{s.m}x{s.k}] @ [{s.k}x{s.n}], {s.tasks} task(s))")
+            lines.extend(_format_kernel(e, f"  (on each block of {s.name})") for e in s.epilogue)
         elif isinstance(s, LibraryStep):
             ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.inputs)
             outs = ", ".join(f"b{o}" for o in s.outputs)
             lines.append(f"library {s.eq.prim.name}: {outs} = {s.eq.prim.name}({ins})")
     lines.append("outputs: " + ", ".join(f"b{o}" if not isinstance(o, tuple) else repr(o[1])
                                          for o in prog.outputs))
+    return "\n".join(lines)
+
+
+def fingerprint(prog: Program) -> str:
+    """A text that identifies the program's kernels exactly (buffers, steps and their
+    expressions), linear in the size of the expression DAGs: a cache key for the
+    code generated from it.  Library steps are left out (they are not compiled).
+
+    Example:
+        >>> fingerprint(Program([], [], [], [], [])) == fingerprint(Program([], [], [], [], []))
+        True
+    """
+    refs: dict = {}
+    lines = [repr([(b.shape, str(b.dtype)) for b in prog.buffers])]
+
+    def ref(x):
+        if isinstance(x, tuple):
+            r = refs.get(id(x))
+            if r is None:
+                parts = ",".join(ref(y) for y in x)
+                r = refs[id(x)] = f"%{len(refs)}"
+                lines.append(f"{r}=({parts})")
+            return r
+        if isinstance(x, list):
+            return "[" + ",".join(ref(y) for y in x) + "]"
+        if dataclasses.is_dataclass(x):
+            return type(x).__name__ + "{" + ",".join(f"{f.name}:{ref(getattr(x, f.name))}"
+                                                     for f in dataclasses.fields(x)) + "}"
+        if isinstance(x, float):
+            return x.hex()
+        return repr(x)
+
+    for s in prog.steps:
+        if not isinstance(s, LibraryStep):
+            lines.append(ref(s))
     return "\n".join(lines)

@@ -38,7 +38,7 @@ import numpy as np
 from . import compiler
 
 __all__ = ["gemm_address", "gemm", "matmul", "gemm_function_type", "declare_gemm", "emit_gemm_call",
-           "emit_batched_gemm", "SYMBOLS"]
+           "emit_batched_gemm", "SYMBOLS", "available", "limit_threads"]
 
 # names under which the BLAS routines are visible to JIT-compiled code
 SYMBOLS = {np.dtype(np.float32): "ember_sgemm", np.dtype(np.float64): "ember_dgemm"}
@@ -68,6 +68,84 @@ def _dtype(dtype) -> np.dtype:
     if dt not in _ROUTINE:
         raise TypeError(f"gemm supports float32 and float64, not {dt}")
     return dt
+
+
+@functools.lru_cache(maxsize=None)
+def available() -> bool:
+    """True when scipy's BLAS can be reached (native code then calls it for matrix
+    products; otherwise they run through numpy).
+
+    Example::
+
+        available()   # True with scipy installed
+    """
+    try:
+        gemm_address(np.float32)
+        gemm_address(np.float64)
+    except Exception:  # noqa: BLE001 - no scipy, or a build without the capsules
+        return False
+    return True
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+# names of "set the number of threads" in the BLAS builds scipy ships or links
+_SET_THREADS = ("scipy_openblas_set_num_threads", "openblas_set_num_threads",
+                "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                "MKL_Set_Num_Threads", "bli_thread_set_num_threads")
+
+
+@functools.lru_cache(maxsize=None)
+def _thread_setter():
+    try:
+        libc = ctypes.CDLL(None)
+        info = _DlInfo()
+        if not libc.dladdr(ctypes.c_void_p(gemm_address(np.float32)), ctypes.byref(info)):
+            return None
+        lib = ctypes.CDLL(info.dli_fname)
+    except (OSError, AttributeError, TypeError):
+        return None
+    for name in _SET_THREADS:
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.argtypes = [ctypes.c_int]
+            fn.restype = None
+            return fn
+    return None
+
+
+_limited = []
+
+
+def limit_threads(n: int = 1) -> bool:
+    """Tell the BLAS behind ``gemm_address`` to use ``n`` threads; True if it could.
+
+    Native code runs its products single-threaded and splits them over ember's
+    own worker pool: a BLAS with its own threads would compete with that pool
+    for the same cores (its idle threads spin for a while after every call), and
+    on a small or shared machine that costs far more than it gains.  This
+    changes scipy's BLAS for the whole process (numpy's own BLAS is a separate
+    library and keeps its threads).  ``EMBER_BLAS_THREADS=library`` leaves the
+    BLAS alone, and native products then make one call per product.
+
+    Example::
+
+        limit_threads(1)
+    """
+    import os
+    if os.environ.get("EMBER_BLAS_THREADS", "").strip().lower() == "library":
+        return False
+    if _limited and _limited[-1] == n:
+        return True
+    fn = _thread_setter()
+    if fn is None:
+        return False
+    fn(int(n))
+    _limited.append(int(n))
+    return True
 
 
 def gemm_address(dtype) -> int:

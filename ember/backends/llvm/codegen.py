@@ -1,8 +1,10 @@
 """Render scheduled loop kernels (ember.backends.kernels) as LLVM IR.
 
-Every kernel follows the runtime ABI `void k(i64 start, i64 stop, i8** args)`
-with `args` = the kernel's input buffers then its output buffer; [start, stop)
-ranges over the outermost loop, which the runtime splits across threads.
+Every kernel follows the runtime ABI `void k(i64 start, i64 stop, i8** args)`;
+`args` is the program's table indexed by buffer id, whose entry `b` points at
+the place holding buffer `b`'s data pointer (one indirection, so binding a
+numpy array costs no address lookup; see executable.py); [start, stop) ranges
+over the outermost loop, which the runtime splits across threads.
 
 Numeric semantics match the numpy reference: float16/bfloat16 are stored in
 their format, computed in float32 and rounded after every primitive; integer
@@ -21,13 +23,15 @@ Example:
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
-from ..kernels.loop_ir import E, MapKernel, ReduceKernel, iadd, imul, linearize
-from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS
-from . import mathlib
+from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
+from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
+from . import blas, mathlib
 from .runtime import declare_kernel, kernel_arg
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -47,6 +51,18 @@ def supports(eq) -> bool:
     n = eq.prim.name
     if n in _MATH:
         return mathlib.supported(n)
+    if n == "dot_general":
+        return blas.available()
+    if n in SCATTERS:
+        # half precision accumulates in float32 in the reference; bool adds are ors
+        d = np.dtype(eq.outputs[0].aval.dtype)
+        return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
+                and d not in (_dt.float16, _dt.bfloat16))
+    if n == "conv_general_dilated":
+        return blas.available()
+    if n == "gather":
+        # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
+        return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
     return n in ELEMENTWISE or n in MOVEMENT or n in REDUCERS
 
 
@@ -85,23 +101,37 @@ def _is_signed(d):
 
 
 class _KernelEmitter:
-    def __init__(self, module, kernel, buffers):
+    """Emits one kernel: the ABI function `name` loads the buffer pointers it uses
+    from the program's pointer table (`args[buffer id]`) and calls `name.body`, an
+    internal function taking them as `noalias` arguments (no two buffers a kernel
+    touches overlap, so loads may be hoisted and loops vectorised without checks)."""
+
+    def __init__(self, module, name, buffer_ids, buffers):
         self.m = module
-        self.k = kernel
         self.buffers = buffers
-        self.args = list(kernel.inputs) + [kernel.out]
-        self.fn, self.start, self.stop, self.argv = declare_kernel(module, kernel.name)
+        self.args = sorted(set(buffer_ids))
+        abi, start, stop, argv = declare_kernel(module, name)
+        tys = [storage_type(buffers[bid].dtype).as_pointer() for bid in self.args]
+        self.fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64] + tys), name=name + ".body")
+        self.fn.linkage = "internal"
+        self.fn.attributes.add("nounwind")
+        self.fn.attributes.add("alwaysinline")
+        for a in self.fn.args[2:]:
+            a.add_attribute("noalias")
+        wb = ir.IRBuilder(abi.append_basic_block("entry"))
+        ptrs = [table_ptr(wb, argv, bid, storage_type(buffers[bid].dtype), f"b{bid}") for bid in self.args]
+        wb.call(self.fn, [start, stop] + ptrs)
+        wb.ret_void()
+        self.start, self.stop = self.fn.args[0], self.fn.args[1]
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
-        self.ptrs = {}
-        for j, bid in enumerate(self.args):
-            self.ptrs[bid] = kernel_arg(self.b, self.argv, j, storage_type(buffers[bid].dtype), f"b{bid}")
+        self.ptrs = {bid: self.fn.args[2 + j] for j, bid in enumerate(self.args)}
         self.vars = {}
         self.memo = {}
         self.imemo = {}
 
     # --- loops --------------------------------------------------------------------------
-    def loop(self, lo, hi, body, name):
-        """for v in [lo, hi): body(v); lo/hi are i64 values."""
+    def loop(self, lo, hi, body, name, step=1):
+        """for v in [lo, hi) by `step`: body(v); lo/hi are i64 values."""
         b = self.b
         pre = b.block
         head = self.fn.append_basic_block(f"{name}.body")
@@ -111,7 +141,7 @@ class _KernelEmitter:
         v = b.phi(I64, name=name)
         v.add_incoming(lo, pre)
         body(v)
-        nxt = b.add(v, ir.Constant(I64, 1))
+        nxt = b.add(v, ir.Constant(I64, step))
         v.add_incoming(nxt, b.block)
         b.cbranch(b.icmp_signed("<", nxt, hi), head, exit_)
         b.position_at_end(exit_)
@@ -464,89 +494,265 @@ class _KernelEmitter:
         return acc
 
     # --- kernels -----------------------------------------------------------------------------------
-    def emit_map(self):
-        k = self.k
-        out_dt = self.buffers[k.out].dtype
+    def _forget(self):
+        # values computed inside a finished loop do not dominate what follows it
+        self.memo.clear()
+        self.imemo.clear()
 
-        def inner():
-            v = self.value(k.body)
-            idx = self.index(_lin(k.shape))
-            self.store(k.out, idx, v, out_dt)
+    def _map_element(self, k):
+        v = self.value(k.body)
+        self.store(k.out, self.index(_lin(k.shape)), v, self.buffers[k.out].dtype)
 
+    def _once(self, body):
+        """Run `body` once, in whichever range contains index 0 (rank-0 work)."""
+        b = self.b
+        run = self.fn.append_basic_block("scalar")
+        done = self.fn.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", self.start, self.stop), run, done)
+        b.position_at_end(run)
+        body()
+        b.branch(done)
+        b.position_at_end(done)
+
+    def emit_map(self, k):
         if not k.shape:
-            # rank 0: one element, done by whichever range contains 0
-            b = self.b
-            run = self.fn.append_basic_block("scalar")
-            done = self.fn.append_basic_block("done")
-            b.cbranch(b.icmp_signed("<", self.start, self.stop), run, done)
-            b.position_at_end(run)
-            inner()
-            b.branch(done)
-            b.position_at_end(done)
+            self._once(lambda: self._map_element(k))
         else:
-            self.nest(k.shape, inner)
+            j = _transposed_dim(k)
+            if j is None:
+                self.nest(k.shape, lambda: self._map_element(k))
+            else:
+                self._tiled_nest(k, j)
         self.b.ret_void()
 
-    def emit_reduce(self):
-        k = self.k
+    def _tiled_nest(self, k, j):
+        """The loop nest with dimension j and the last one walked in TILE x TILE
+        tiles: the output is written along the last dimension while some input is
+        read along dimension j (a transpose); a tile of both stays in cache."""
         b = self.b
-        acc_dt = np.dtype(np.float32) if k.dtype in (_dt.float16, _dt.bfloat16) else k.dtype
-        aty = compute_type(acc_dt)
+        last = len(k.shape) - 1
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+
+        def rng(d):
+            return (self.start, self.stop) if d == 0 else (c64(0), c64(k.shape[d]))
+
+        def tile_end(lo, hi):
+            e = b.add(lo, c64(TILE))
+            return b.select(b.icmp_signed("<", e, hi), e, hi)
+
+        def tile(jb, lb):
+            def along_j(vj):
+                self.vars[j] = vj
+
+                def along_last(vl):
+                    self.vars[last] = vl
+                    self._map_element(k)
+                self.loop(lb, tile_end(lb, rng(last)[1]), along_last, "tl")
+            self.loop(jb, tile_end(jb, rng(j)[1]), along_j, "tj")
+
+        def level(d, jb):
+            lo, hi = rng(d)
+            if d == last:
+                self.loop(lo, hi, lambda lb: tile(jb, lb), "bl", step=TILE)
+            elif d == j:
+                self.loop(lo, hi, lambda v: level(d + 1, v), "bj", step=TILE)
+            else:
+                def body(v):
+                    self.vars[d] = v
+                    level(d + 1, jb)
+                self.loop(lo, hi, body, f"i{d}")
+        level(0, None)
+
+    def _reduce_row(self, k):
+        """A register-accumulated reduction for the kept index bound in `self.vars`."""
+        b = self.b
+        acc_dt = _acc_dtype(k.dtype)
+        acc = self._alloca(compute_type(acc_dt))
+
+        def inner_red():
+            v = self.value(k.body)
+            v = self.convert(v, self.dtype_of(k.body), acc_dt) if self.dtype_of(k.body) != acc_dt else v
+            b.store(self.combine(k.op, b.load(acc), v, acc_dt), acc)
+
+        b.store(self.identity(k.op, acc_dt), acc)
+        self._forget()
+        self.nest([k.space[i] for i in k.axes], inner_red, first_parallel=False, ids=k.axes)
+        self._forget()
+        res = b.load(acc)
+        kept = k.kept
+        out_idx = self.index(linearize(tuple(E("v", i) for i in kept), [k.space[i] for i in kept]))
+        self.store(k.out, out_idx, self.convert(res, acc_dt, k.dtype), k.dtype)
+
+    def emit_reduce(self, k):
+        b = self.b
+        acc_dt = _acc_dtype(k.dtype)
         kept = k.kept
         if k.register_accumulator:
             # A register accumulator per output element (strided reads when the reduced
             # axes are not innermost); half-precision sums accumulate in float32.
-            acc = self._alloca(aty)
-            kept_dims = [k.space[i] for i in kept]
-            red_dims = [k.space[i] for i in k.axes]
-
-            def inner_red():
-                v = self.value(k.body)
-                v = self.convert(v, self.dtype_of(k.body), acc_dt) if self.dtype_of(k.body) != acc_dt else v
-                b.store(self.combine(k.op, b.load(acc), v, acc_dt), acc)
-
-            def per_output():
-                b.store(self.identity(k.op, acc_dt), acc)
-                self.memo.clear()
-                self.imemo.clear()
-                self.nest(red_dims, inner_red, first_parallel=False, ids=k.axes)
-                # values memoised inside the reduction loop do not dominate what follows
-                self.memo.clear()
-                self.imemo.clear()
-                res = b.load(acc)
-                from ..kernels.loop_ir import linearize
-                out_idx = self.index(linearize(tuple(E("v", i) for i in kept), [k.space[i] for i in kept]))
-                self.store(k.out, out_idx, self.convert(res, acc_dt, k.dtype), k.dtype)
-
-            if kept_dims:
-                self.nest(kept_dims, per_output, ids=kept)
+            if kept:
+                self.nest([k.space[i] for i in kept], lambda: self._reduce_row(k), ids=kept)
             else:
-                run = self.fn.append_basic_block("scalar")
-                done = self.fn.append_basic_block("done")
-                b.cbranch(b.icmp_signed("<", self.start, self.stop), run, done)
-                b.position_at_end(run)
-                per_output()
-                b.branch(done)
-                b.position_at_end(done)
+                self._once(lambda: self._reduce_row(k))
         else:
             # Accumulate into the (pre-initialised) output in the input's row-major order,
             # so the innermost loop runs over contiguous kept elements and vectorises.
-            pos = {ax: j for j, ax in enumerate(kept)}
-
             def inner_all():
                 v = self.value(k.body)
                 v = self.convert(v, self.dtype_of(k.body), acc_dt) if self.dtype_of(k.body) != acc_dt else v
-                lin = E("c", 0)
-                from ..kernels.loop_ir import iadd, imul
-                for ax in kept:
-                    lin = iadd(imul(lin, k.space[ax]), E("v", ax))
+                lin = linearize(tuple(E("v", ax) for ax in kept), [k.space[ax] for ax in kept])
                 idx = self.index(lin)
                 cur = self.load(k.out, lin, k.dtype)
                 cur = self.convert(cur, k.dtype, acc_dt) if k.dtype != acc_dt else cur
                 new = self.combine(k.op, cur, v, acc_dt)
                 self.store(k.out, idx, self.convert(new, acc_dt, k.dtype) if k.dtype != acc_dt else new, k.dtype)
-            self.nest(list(k.space), inner_all, first_parallel=0 in pos)
+            self.nest(list(k.space), inner_all, first_parallel=0 in kept)
         b.ret_void()
+
+    def emit_scatter(self, k):
+        b = self.b
+
+        def element():
+            v = self.value(k.body)
+            t = self.index(k.target)
+            ok = self.value(k.valid) if k.valid is not None else None
+            if ok is not None:
+                run = self.fn.append_basic_block("update")
+                skip = self.fn.append_basic_block("next")
+                b.cbranch(ok, run, skip)
+                b.position_at_end(run)
+            if k.op == "set":
+                new = v
+            else:
+                cur = self.load(k.out, k.target, k.dtype)
+                new = self._combine_scatter(k.op, cur, v, k.dtype)
+            self.store(k.out, t, new, k.dtype)
+            if ok is not None:
+                b.branch(skip)
+                b.position_at_end(skip)
+            self._forget()
+
+        if k.space:
+            self._once(lambda: self.nest(k.space, element, first_parallel=False))
+        else:
+            self._once(element)
+        b.ret_void()
+
+    def _combine_scatter(self, op, cur, v, dt):
+        b = self.b
+        if op in ("min", "max"):
+            return self._minmax(op, cur, v, dt)
+        if _is_float(dt):
+            return b.fadd(cur, v) if op == "add" else b.fmul(cur, v)
+        return b.add(cur, v) if op == "add" else b.mul(cur, v)
+
+    def emit_gemm(self, k):
+        """For each task t in [start, stop): one BLAS call computing one block of one
+        product, then the epilogue kernels on that block."""
+        b = self.b
+        dt = np.dtype(k.dtype)
+        gemm_fn = blas.declare_gemm(self.m, dt)
+        A, B, C = self.ptrs[k.a], self.ptrs[k.b], self.ptrs[k.out]
+        m, n, kk = k.m, k.n, k.k
+        nr, nc = k.grid
+        lda = m if k.trans_a else kk
+        ldb = kk if k.trans_b else n
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+
+        def span(idx, block, extent):
+            lo = b.mul(idx, c64(block))
+            cnt = b.sub(c64(extent), lo)
+            return lo, b.select(b.icmp_signed("<", cnt, c64(block)), cnt, c64(block))
+
+        def block(bi, r0, rows, c0, cols):
+            a_off = b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk)))
+            b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
+            c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
+            blas.emit_gemm_call(b, gemm_fn, dt, k.trans_a, k.trans_b, b.trunc(rows, I32), b.trunc(cols, I32),
+                                kk, 1.0, b.gep(A, [a_off], inbounds=True), lda,
+                                b.gep(B, [b_off], inbounds=True), ldb, 0.0, b.gep(C, [c_off], inbounds=True), n)
+            # the epilogues over the block: rows outer, columns inner (contiguous)
+            for e in k.epilogue:
+                self._forget()
+
+                def outer(v, e=e):
+                    self.vars[0] = v
+
+                    def inner(w):
+                        self.vars[1] = w
+                        self._map_element(e)
+                    self.loop(c0, b.add(c0, cols), inner, "e1")
+                self.loop(r0, b.add(r0, rows), outer, "e0")
+            self._forget()
+
+        def task(t):
+            r0, rows = span(b.srem(b.sdiv(t, c64(nc)), c64(nr)), k.mblock, m)
+            c0, cols = span(b.srem(t, c64(nc)), k.nblock, n)
+            block(b.sdiv(t, c64(nr * nc)), r0, rows, c0, cols)
+
+        if nr * nc > 1:
+            # the whole range on one thread: one call per product packs each operand once
+            whole = b.and_(b.icmp_signed("==", self.start, c64(0)), b.icmp_signed("==", self.stop, c64(k.tasks)))
+            with b.if_else(whole) as (then, otherwise):
+                with then:
+                    self.loop(c64(0), c64(k.batch), lambda bi: block(bi, c64(0), c64(m), c64(0), c64(n)), "prod")
+                with otherwise:
+                    self.loop(self.start, self.stop, task, "task")
+        else:
+            self.loop(self.start, self.stop, task, "task")
+        b.ret_void()
+
+    def emit_conv(self, k):
+        """For each image n in [start, stop): its patch matrices, then one gemm per group."""
+        b = self.b
+        c = k.cols
+        dt = np.dtype(k.dtype)
+        gemm_fn = blas.declare_gemm(self.m, dt)
+        X, W, C = self.ptrs[c.out], self.ptrs[k.w], self.ptrs[k.out]
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+
+        def image(n):
+            self._forget()
+            self.nest(c.shape[1:], lambda: self._map_element(c), first_parallel=False,
+                      ids=range(1, len(c.shape)))
+            self._forget()
+            for g in range(k.groups):
+                cols = b.gep(X, [b.add(b.mul(n, c64(k.groups * k.k * k.p)), c64(g * k.k * k.p))], inbounds=True)
+                w = b.gep(W, [c64(g * k.og * k.k)], inbounds=True)
+                if k.channels_last:
+                    # out[n] is P x O: rows p, columns g*Og .. (g+1)*Og
+                    out = b.gep(C, [b.add(b.mul(n, c64(k.p * k.og * k.groups)), c64(g * k.og))], inbounds=True)
+                    blas.emit_gemm_call(b, gemm_fn, dt, True, True, k.p, k.og, k.k, 1.0, cols, k.p, w, k.k,
+                                        0.0, out, k.og * k.groups)
+                else:
+                    out = b.gep(C, [b.add(b.mul(n, c64(k.groups * k.og * k.p)), c64(g * k.og * k.p))],
+                                inbounds=True)
+                    blas.emit_gemm_call(b, gemm_fn, dt, False, False, k.og, k.p, k.k, 1.0, w, k.k, cols, k.p,
+                                        0.0, out, k.p)
+
+        def body(n):
+            self.vars[0] = n
+            image(n)
+        self.loop(self.start, self.stop, body, "img")
+        b.ret_void()
+
+    def emit_rows(self, rk):
+        r = len(rk.outer)
+        for x, target in rk.aliases.items():
+            self.ptrs[x] = self.ptrs[target]
+
+        def row():
+            for m in rk.members:
+                self._forget()
+                if isinstance(m, ReduceKernel):
+                    self._reduce_row(m)
+                else:
+                    n = len(m.shape)
+                    self.nest(m.shape[r:], lambda m=m: self._map_element(m), first_parallel=False,
+                              ids=range(r, n))
+            self._forget()
+        self.nest(rk.outer, row)
+        self.b.ret_void()
 
     def _alloca(self, ty):
         entry = self.fn.entry_basic_block
@@ -592,20 +798,109 @@ class _KernelEmitter:
         raise NotImplementedError(op)
 
 
+def table_ptr(b, argv, bid, ty, name):
+    """Buffer `bid`'s data pointer: `args[bid]` points at the place holding it (the
+    data field of the numpy array bound to the buffer, see executable.py)."""
+    slot = kernel_arg(b, argv, bid, I8.as_pointer(), name + ".slot")
+    return b.bitcast(b.load(slot, name=name + ".data"), ty.as_pointer(), name=name)
+
+
+TILE = 16
+
+
+def _affine(e):
+    """{loop variable: coefficient} of an affine index expression, None otherwise."""
+    t = e[0]
+    if t == "v":
+        return {e[1]: 1}
+    if t == "c":
+        return {}
+    if t == "+":
+        a, c = _affine(e[1]), _affine(e[2])
+        if a is None or c is None:
+            return None
+        out = dict(a)
+        for v, n in c.items():
+            out[v] = out.get(v, 0) + n
+        return out
+    if t == "*":
+        a = _affine(e[1])
+        return None if a is None else {v: n * e[2] for v, n in a.items()}
+    return None
+
+
+def _transposed_dim(k):
+    """For a map kernel that reads some buffer across its innermost loop (stride >=
+    16 elements) and along another loop j (stride 1), that j: the nest is tiled."""
+    n = len(k.shape)
+    if n < 2 or k.shape[-1] < TILE:
+        return None
+    best = None
+    stack, seen = [k.body], set()
+    while stack:
+        e = stack.pop()
+        if type(e) is not E or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e[0] == "load":
+            co = _affine(e[2])
+            if co is not None and abs(co.get(n - 1, 0)) >= 16:
+                for j in range(n - 2, -1, -1):
+                    if co.get(j) == 1 and k.shape[j] >= TILE:
+                        best = j if best is None else max(best, j)
+                        break
+        stack.extend(x for x in e if type(x) is E)
+    return best
+
+
+def _acc_dtype(dtype):
+    return np.dtype(np.float32) if np.dtype(dtype) in (_dt.float16, _dt.bfloat16) else np.dtype(dtype)
+
+
 def _lin(shape):
-    from ..kernels.loop_ir import linearize
     return linearize(tuple(E("v", i) for i in range(len(shape))), shape)
 
 
+@functools.lru_cache(maxsize=None)
+def generator_fingerprint() -> str:
+    """A hash of the code that turns a scheduled program into IR (this module and
+    the toolkit pieces it emits through), part of the cache key of programs that
+    are looked up before their IR is built."""
+    import hashlib
+    import importlib
+    h = hashlib.sha256()
+    for name in ("codegen", "mathlib", "_coefficients", "blas", "runtime"):
+        with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
+
+
+def kernel_names(prog) -> list[str]:
+    """The names of the functions `render_program` defines for `prog`."""
+    return [s.name for s in prog.steps if isinstance(s, (MapKernel, ReduceKernel, RowKernel, ConvKernel,
+                                                          ScatterKernel, GemmKernel))]
+
+
 def render_program(prog, module_name: str) -> tuple[str, list[str]]:
-    """LLVM IR text for every kernel of `prog`, and the kernel names."""
+    """LLVM IR text for every kernel of `prog`, and the kernel names.  Kernels
+    find their buffers in one pointer table indexed by buffer id."""
     module = ir.Module(name=module_name)
     names = []
     for step in prog.steps:
         if isinstance(step, MapKernel):
-            _KernelEmitter(module, step, prog.buffers).emit_map()
-            names.append(step.name)
+            _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_map(step)
         elif isinstance(step, ReduceKernel):
-            _KernelEmitter(module, step, prog.buffers).emit_reduce()
-            names.append(step.name)
+            _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_reduce(step)
+        elif isinstance(step, RowKernel):
+            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_rows(step)
+        elif isinstance(step, ConvKernel):
+            _KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out],
+                           prog.buffers).emit_conv(step)
+        elif isinstance(step, ScatterKernel):
+            _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_scatter(step)
+        elif isinstance(step, GemmKernel):
+            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_gemm(step)
+        else:
+            continue
+        names.append(step.name)
     return str(module), names

@@ -1,10 +1,25 @@
 """A jitted program on the CPU: scheduled steps, compiled kernels, one executable.
 
 `compile_graph` schedules a closed graph (ember.backends.kernels), renders
-its kernels to LLVM IR in one module, compiles it (disk-cached), and returns
-a `NativeExecutable` whose call runs the steps in order: kernels through
-prepared ctypes calls on the worker pool, library steps with the primitives'
-numpy implementations.
+its kernels to LLVM IR in one module, compiles it (disk-cached, looked up by a
+fingerprint of the scheduled program so a hit builds no IR), and returns a
+`NativeExecutable` whose call runs the steps in order: kernels (fused loops,
+BLAS products, convolutions, scatters) through prepared ctypes calls, large
+ones split over the native worker pool (pool.py); library steps with the
+primitives' numpy implementations.  The per-call Python work is one generated
+straight-line function per executable.
+
+Buffers.  Every kernel of a program finds its buffers in one table indexed by
+buffer id: entry `b` holds the address of a pointer to buffer `b`'s data.  For a
+numpy array that pointer is the `data` field inside the array object itself,
+so binding an array to a slot costs an `id()` and an addition (reading an
+array's address through `__array_interface__` costs ~1.5 us).  Intermediate
+results of kernels live in one arena per executable, laid out once from their
+lifetimes and reused by every call (no allocation, no page faults on fresh
+memory); program outputs are fresh arrays, except that a large output array the
+caller has dropped (no reference left but ours) is reused by the next call.  A
+call that finds the executable busy in another thread runs with a private
+arena.
 
 Example:
     >>> import ember, numpy as np
@@ -16,6 +31,8 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import functools
+import math
 import sys
 import threading
 
@@ -23,69 +40,446 @@ import numpy as np
 
 from ... import config
 from ..base import Executable
-from ..kernels import MapKernel, ReduceKernel, format_program, schedule
-from .codegen import render_program, supports
-from .compiler import compile_ir
-from .runtime import KernelLauncher, get_pool, num_threads
+from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
+                       format_program, schedule)
+from ..kernels.schedule import EXPENSIVE
+from . import blas
+from .codegen import generator_fingerprint, kernel_names, render_program, supports
+from .compiler import compile_ir, compile_lazy
+from .pool import get_native_pool
+from .runtime import KernelLauncher, num_threads
 from .subgraphs import native_impl
 
-# Elements of work below which a kernel runs on the calling thread only.
-MIN_PER_THREAD = 1 << 15
+# Work (elements, weighted by the cost of their expression) below which a kernel
+# runs on the calling thread only; larger kernels are split over the native
+# worker pool (pool.py).
+MIN_PER_THREAD = 1 << 16
 # Programs whose largest kernel is smaller than this are compiled without
 # optimisation: O3 costs ~10x the compile time and buys nothing measurable on
 # a few thousand elements, while tests and small models compile many of them.
 SMALL_PROGRAM = 1 << 14
+# Output arrays of at least this many bytes are reused across calls once the
+# caller has dropped them (smaller ones come from malloc's free lists anyway).
+RECYCLE_BYTES = 1 << 17
+_ALIGN = 64
 
 
-class _KernelStep:
-    """One kernel launch: its ctypes function and a reusable pointer array that is
-    refilled with the buffers' addresses on every call (no per-call allocation)."""
-    __slots__ = ("fn", "argv", "argp", "args", "out", "shape", "dtype", "total", "min_rows", "init",
-                 "inline", "lock")
+def _data_offset():
+    """Offset of the data pointer inside a numpy array object, or None."""
+    try:
+        for off in range(8, 129, 8):
+            ok = True
+            for n in (1, 7, 1000):
+                a = np.arange(n, dtype=np.float64)
+                if ctypes.c_void_p.from_address(id(a) + off).value != a.__array_interface__["data"][0]:
+                    ok = False
+                    break
+            if ok:
+                return off
+    except Exception:  # noqa: BLE001 - an unusual interpreter: use real addresses
+        pass
+    return None
 
-    def __init__(self, kernel, address, prog):
-        self.args = list(kernel.inputs)
-        self.out = kernel.out
-        buf = prog.buffers[kernel.out]
-        self.shape, self.dtype = buf.shape, buf.dtype
-        self.fn = KernelLauncher(address, len(self.args) + 1)._fn
-        self.argv = (ctypes.c_void_p * (len(self.args) + 1))()
-        self.argp = ctypes.addressof(self.argv)
-        self.lock = threading.Lock()
-        self.init = None
-        if isinstance(kernel, MapKernel):
-            space = kernel.shape
-            parallel = bool(space)
-        else:
-            space = kernel.space
-            register_acc = kernel.register_accumulator
-            parallel = bool(kernel.kept) and (register_acc or 0 in kernel.kept)
-            if register_acc:
-                space = tuple(space[i] for i in kernel.kept)
+
+DATA_OFFSET = _data_offset()
+
+_K_INLINE, _K_PARALLEL, _LIB = range(3)
+_KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
+
+
+class _Step:
+    """What one step needs at run time (shared by every state of an executable)."""
+    __slots__ = ("kind", "fn", "addr", "total", "min_rows", "init", "inputs", "outputs", "multiple", "addr_out")
+
+
+class _State:
+    """The per-call machinery: pointer table, buffer views, arena and bound calls.
+    One is kept per executable and reused; concurrent calls build their own."""
+    __slots__ = ("table", "argp", "views", "arena", "holders", "calls", "recycled", "run")
+
+
+class NativeExecutable(Executable):
+    """Runs a scheduled program: see the module docstring."""
+
+    def __init__(self, program, addresses, module=None):
+        self.program = program
+        self._module = module  # keeps the compiled code alive
+        self.n_buffers = len(program.buffers)
+        bufs = program.buffers
+        self.const_slots = [(b, np.ascontiguousarray(_host(c))) for b, c in program.consts]
+        self._inputs = list(program.inputs)
+        out_ids = {o for o in program.outputs if not isinstance(o, tuple)}
+        read_by_kernel = set()
+        kernel_out, lib_out = {}, {}
+        for i, step in enumerate(program.steps):
+            if isinstance(step, _KERNELS):
+                read_by_kernel.update(step.inputs)
+                for o in _step_outs(step):
+                    kernel_out.setdefault(o, i)  # the first writer allocates it
             else:
-                self.init = _identity(kernel.op, buf.dtype)
-        if parallel:
-            self.total = space[0]
-            row = int(np.prod(space[1:], dtype=np.int64)) or 1
-            self.min_rows = max(1, MIN_PER_THREAD // row)
-        else:
-            self.total = 1
-            self.min_rows = 1
-        self.inline = self.total < 2 * self.min_rows or num_threads() <= 1
+                for o in step.outputs:
+                    lib_out[o] = i
+        self._fresh = [(b, bufs[b].shape, bufs[b].dtype, bufs[b].size * bufs[b].dtype.itemsize >= RECYCLE_BYTES)
+                       for b in sorted(kernel_out) if b in out_ids]
+        self._lib_outputs = [o for o in sorted(lib_out) if o in out_ids]
+        # buffers that hold arrays of one call only: forgotten when it returns
+        self._transient = sorted(set(self._inputs) | {b for b, *_ in self._fresh} | set(lib_out))
+        self._outputs = list(program.outputs)
+        self._offsets, self._arena_bytes = _plan_arena(program, kernel_out, out_ids)
 
-    def launch(self, bufs, out):
-        # The pointer array is shared by concurrent calls of the same executable,
-        # hence the lock (uncontended: ~0.1 us).
-        with self.lock:
-            argv = self.argv
-            for j, a in enumerate(self.args):
-                argv[j] = bufs[a].__array_interface__["data"][0]
-            argv[len(self.args)] = out.__array_interface__["data"][0]
-            if self.inline:
-                self.fn(0, self.total, self.argp)
+        self._steps = []
+        gemm = False
+        for step in program.steps:
+            d = _Step()
+            if isinstance(step, _KERNELS):
+                d.addr = addresses[step.name]
+                d.fn = KernelLauncher(d.addr, 1)._fn
+                d.total, row_work = _parallel_range(step)
+                d.min_rows = max(1, -(-MIN_PER_THREAD // max(row_work, 1)))
+                d.outputs = _step_outs(step)
+                d.init = _inits(step, bufs)
+                if all(bufs[o].size == 0 for o in d.outputs) or d.total == 0:
+                    continue  # (an empty member of a row group still runs: its siblings may not be)
+                gemm |= isinstance(step, (GemmKernel, ConvKernel))
+                d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
-                fn, argp = self.fn, self.argp
-                get_pool().parallel_for(lambda a, b: fn(a, b, argp), self.total, self.min_rows)
+                d.kind = _LIB
+                d.fn = _library_fn(step)
+                d.inputs = step.inputs
+                d.outputs = step.outputs
+                d.multiple = step.eq.prim.multiple_results
+                d.addr_out = [(o, bufs[o].dtype) if o in read_by_kernel else None for o in step.outputs]
+            self._steps.append(d)
+        if gemm:
+            blas.limit_threads(1)
+        self._lock = threading.Lock()
+        self._state = None
+
+    # --- states ------------------------------------------------------------------------------
+    def _new_state(self) -> _State:
+        st = _State()
+        n = max(self.n_buffers, 1)
+        st.table = (ctypes.c_void_p * n)()
+        st.argp = ctypes.addressof(st.table)
+        st.views = [None] * n
+        st.recycled = {}
+        if DATA_OFFSET is None:
+            st.holders = (ctypes.c_void_p * n)()
+            base = ctypes.addressof(st.holders)
+            for b in range(n):
+                st.table[b] = base + b * ctypes.sizeof(ctypes.c_void_p)
+        else:
+            st.holders = None
+        raw = np.empty(self._arena_bytes + _ALIGN, np.uint8)
+        skip = (-raw.__array_interface__["data"][0]) % _ALIGN
+        st.arena = raw[skip:skip + self._arena_bytes]
+        bufs = self.program.buffers
+        for b, off in self._offsets.items():
+            self._bind(st, b, np.ndarray(bufs[b].shape, bufs[b].dtype, buffer=st.arena, offset=off))
+        for b, c in self.const_slots:
+            self._bind(st, b, c)
+        st.calls = [self._make_call(st, d) for d in self._steps]
+        st.run = self._make_runner(st) if st.holders is None else functools.partial(self._run, st)
+        return st
+
+    def _make_runner(self, st):
+        """`run(args)`: `_run` as straight-line code for this program (the per-call
+        Python work is most of a tiny program's time)."""
+        env = {"ndarray": np.ndarray, "contiguous": _contiguous, "empty": np.empty, "recycled": _recycled,
+               "views": st.views, "table": st.table, "rec": st.recycled, "OFF": DATA_OFFSET,
+               "asarray": np.asarray, "detach": self._detach, "st": st}
+        lines = ["def run(args):"]
+        for j, b in enumerate(self._inputs):
+            lines += [f"    x{j} = args[{j}]",
+                      f"    if type(x{j}) is not ndarray or not x{j}.flags.c_contiguous:",
+                      f"        x{j} = contiguous(x{j})",
+                      f"    views[{b}] = x{j}",
+                      f"    table[{b}] = id(x{j}) + OFF"]
+        for b, shape, dtype, recycle in self._fresh:
+            env[f"S{b}"], env[f"D{b}"] = shape, dtype
+            lines += [f"    o{b} = recycled(rec, {b}, S{b}, D{b})" if recycle else f"    o{b} = empty(S{b}, D{b})",
+                      f"    views[{b}] = o{b}",
+                      f"    table[{b}] = id(o{b}) + OFF"]
+        lines.append("    try:")
+        for i, call in enumerate(st.calls):
+            env[f"c{i}"] = call
+            lines.append(f"        c{i}()")
+        outs = []
+        for j, o in enumerate(self._outputs):
+            if type(o) is int:
+                outs.append(f"views[{o}]")
+            else:
+                env[f"L{j}"] = o[1]
+                outs.append(f"asarray(L{j})")
+        lines.append(f"        outs = [{', '.join(outs)}]")
+        if self._lib_outputs:
+            lines.append("        outs = detach(st, outs)")
+        lines.append("    finally:")
+        lines += [f"        views[{b}] = None" for b in self._transient] or ["        pass"]
+        lines.append("    return outs")
+        exec("\n".join(lines), env)  # noqa: S102 - our own text, built from the program
+        return env["run"]
+
+    @staticmethod
+    def _bind(st, b, arr):
+        st.views[b] = arr
+        if st.holders is None:
+            st.table[b] = id(arr) + DATA_OFFSET
+        else:
+            st.holders[b] = arr.__array_interface__["data"][0]
+
+    def _make_call(self, st, d):
+        argp = st.argp
+        if d.kind == _LIB:
+            return functools.partial(_run_library, self, st, d)
+        fn, total = d.fn, d.total
+        if d.kind == _K_INLINE:
+            call = functools.partial(fn, 0, total, argp)
+        else:
+            call = functools.partial(_run_parallel, d.addr, argp, total, d.min_rows)
+        if d.init:
+            views = st.views
+            inits = d.init
+
+            def with_init():
+                for b, v in inits:
+                    views[b].fill(v)
+                call()
+            return with_init
+        return call
+
+    # --- calls -------------------------------------------------------------------------------
+    def __call__(self, *args):
+        if self._lock.acquire(False):
+            try:
+                st = self._state
+                if st is None:
+                    st = self._state = self._new_state()
+                return st.run(args)
+            finally:
+                self._lock.release()
+        return self._new_state().run(args)
+
+    def _run(self, st, args):
+        views = st.views
+        if st.holders is None:
+            table, off = st.table, DATA_OFFSET
+            for b, x in zip(self._inputs, args):
+                if type(x) is not np.ndarray or not x.flags.c_contiguous:
+                    x = _contiguous(x)
+                views[b] = x
+                table[b] = id(x) + off
+            rec = st.recycled
+            for b, shape, dtype, recycle in self._fresh:
+                a = None
+                if recycle:
+                    a = _recycled(rec, b, shape, dtype)
+                else:
+                    a = np.empty(shape, dtype)
+                views[b] = a
+                table[b] = id(a) + off
+        else:
+            for b, x in zip(self._inputs, args):
+                self._bind(st, b, _contiguous(x))
+            for b, shape, dtype, _ in self._fresh:
+                self._bind(st, b, np.empty(shape, dtype))
+        try:
+            for call in st.calls:
+                call()
+            outs = [views[o] if type(o) is int else np.asarray(o[1]) for o in self._outputs]
+            if self._lib_outputs:
+                outs = self._detach(st, outs)
+        finally:
+            for b in self._transient:
+                views[b] = None
+        return outs
+
+    def _detach(self, st, outs):
+        """Copy library results that are views of the arena (the next call reuses it)."""
+        for j, o in enumerate(self._outputs):
+            if type(o) is int and o in self._lib_outputs:
+                root = outs[j]
+                while isinstance(root, np.ndarray) and root.base is not None:
+                    root = root.base
+                if root is st.arena or (isinstance(root, np.ndarray) and root is st.arena.base):
+                    outs[j] = np.array(outs[j], copy=True)
+        return outs
+
+    def close(self):
+        """Drop the arena kept between calls (it is rebuilt on the next call)."""
+        with self._lock:
+            self._state = None
+
+
+def _contiguous(x):
+    x = np.asarray(x)
+    return x if x.flags.c_contiguous else np.ascontiguousarray(x)  # (0-d arrays stay 0-d)
+
+
+def _recycled(rec, b, shape, dtype):
+    """An output array for buffer `b`: one of the last two returned for it if the
+    caller has dropped it, else a new one (two, so that `y = f(x)` in a loop, which
+    still holds the previous result during the call, reuses the one before)."""
+    slots = rec.get(b)
+    if slots is None:
+        slots = rec[b] = []
+    for a in slots:
+        # the list, the loop name and getrefcount's argument: nobody else holds it
+        if sys.getrefcount(a) == 3:
+            a.flags.writeable = True
+            return a
+    a = np.empty(shape, dtype)
+    slots.insert(0, a)
+    del slots[2:]
+    return a
+
+
+def _run_parallel(addr, argp, total, min_rows):
+    get_native_pool().run(addr, argp, total, min_rows)
+
+
+def _run_library(exe, st, d):
+    views = st.views
+    vals = [views[a] if type(a) is int else a[1] for a in d.inputs]
+    res = d.fn(*vals)
+    if not d.multiple:
+        res = (res,)
+    for o, r, need in zip(d.outputs, res, d.addr_out):
+        r = np.asarray(r)
+        if need is not None:
+            # a kernel reads it: contiguous, of the buffer's dtype, with a table entry
+            if r.dtype != need[1]:
+                r = r.astype(need[1])
+            elif not r.flags.c_contiguous:
+                r = np.ascontiguousarray(r)
+            exe._bind(st, o, r)
+        else:
+            views[o] = r
+
+
+def _library_fn(step):
+    """A library step's callable: a natively compiled version of its sub-graphs for
+    higher-order primitives (see subgraphs.py), else the primitive's numpy impl."""
+    eq = step.eq
+    native = native_impl(eq)
+    if native is None:
+        impl, params = eq.prim.impl, eq.params
+        native = lambda *vals: impl(*vals, **params)  # noqa: E731
+    return native
+
+
+def _step_outs(step):
+    if isinstance(step, (RowKernel, GemmKernel)):
+        return step.outs
+    if isinstance(step, ConvKernel):
+        return [step.cols.out, step.out]
+    return [step.out]
+
+
+def _inits(step, bufs):
+    """(buffer, identity) for reductions that accumulate into a pre-filled output."""
+    members = step.members if isinstance(step, RowKernel) else [step]
+    return [(m.out, _identity(m.op, bufs[m.out].dtype)) for m in members
+            if isinstance(m, ReduceKernel) and not m.register_accumulator]
+
+
+def _cost(body) -> int:
+    """Relative cost of evaluating an expression once (1 + 8 per expensive op)."""
+    seen, stack, cost = set(), [body], 1
+    while stack:
+        e = stack.pop()
+        if not isinstance(e, tuple) or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e and e[0] == "op" and e[1] in EXPENSIVE:
+            cost += 8
+        stack.extend(x for x in e if isinstance(x, tuple))
+    return cost
+
+
+def _parallel_range(step) -> tuple[int, int]:
+    """(extent of the kernel's parallel range, work per index of it)."""
+    if isinstance(step, GemmKernel):
+        blocks = step.tasks // step.batch
+        per_task = 2 * step.m * step.n * step.k // blocks // 32
+        per_task += sum(_work(e) * _cost(e.body) for e in step.epilogue) // blocks
+        return step.tasks, per_task
+    if isinstance(step, RowKernel):
+        work = sum(_work(m) * _cost(m.body) for m in step.members)
+        return step.outer[0], work // max(step.outer[0], 1)
+    if isinstance(step, ScatterKernel):
+        return 1, _work(step)
+    if isinstance(step, ConvKernel):
+        per_image = 2 * step.groups * step.og * step.k * step.p // 32 + _work(step.cols) // step.n
+        return step.n, per_image
+    work = _work(step) * _cost(step.body)
+    if isinstance(step, MapKernel):
+        if not step.shape:
+            return 1, work
+    elif step.register_accumulator:
+        if not step.kept:
+            return 1, work
+        total = step.space[step.kept[0]]
+        return total, work // max(total, 1)
+    elif 0 not in step.kept:
+        return 1, work
+    total = (step.shape if isinstance(step, MapKernel) else step.space)[0]
+    return total, work // max(total, 1)
+
+
+def _plan_arena(program, kernel_out, out_ids):
+    """Byte offsets in one arena for the kernels' intermediate buffers: a buffer's
+    bytes are reused once its last reader has run."""
+    bufs = program.buffers
+    n_steps = len(program.steps)
+    end = {}
+    for i, step in enumerate(program.steps):
+        ins = step.inputs if not hasattr(step, "eq") else [a for a in step.inputs if type(a) is int]
+        for b in ins:
+            end[b] = i
+    # a library result may be a view of its operands: they live as long as it does
+    for i in range(n_steps - 1, -1, -1):
+        step = program.steps[i]
+        if hasattr(step, "eq"):
+            last = max((n_steps if o in out_ids else end.get(o, i)) for o in step.outputs) if step.outputs else i
+            for b in step.inputs:
+                if type(b) is int:
+                    end[b] = max(end.get(b, i), last)
+    by_step: dict[int, list] = {}
+    for b, i in kernel_out.items():
+        if b not in out_ids:
+            by_step.setdefault(i, []).append(b)
+    free: list[tuple[int, int]] = []   # (offset, size)
+    top = 0
+    offsets = {}
+    releases: dict[int, list] = {}
+    for i in range(n_steps):
+        for b in sorted(by_step.get(i, [])):
+            size = -(-bufs[b].size * bufs[b].dtype.itemsize // _ALIGN) * _ALIGN
+            best = None
+            for j, (o, s) in enumerate(free):
+                if s >= size and (best is None or s < free[best][1]):
+                    best = j
+            if best is None:
+                offsets[b] = top
+                top += size
+            else:
+                o, s = free.pop(best)
+                offsets[b] = o
+                if s > size:
+                    free.append((o + size, s - size))
+            releases.setdefault(max(end.get(b, i), i), []).append((offsets[b], size))
+        for o, s in releases.pop(i, []):
+            free.append((o, s))
+            free.sort()
+            merged = []
+            for fo, fs in free:
+                if merged and merged[-1][0] + merged[-1][1] == fo:
+                    merged[-1] = (merged[-1][0], merged[-1][1] + fs)
+                else:
+                    merged.append((fo, fs))
+            free = merged
+    return offsets, top
 
 
 def _identity(op, dtype):
@@ -102,66 +496,9 @@ def _identity(op, dtype):
     return info.min if op == "max" else info.max
 
 
-class NativeExecutable(Executable):
-    """Runs a scheduled program: see the module docstring."""
-
-    def __init__(self, program, addresses):
-        self.program = program
-        self.steps = []
-        for step in program.steps:
-            if isinstance(step, (MapKernel, ReduceKernel)):
-                self.steps.append(_KernelStep(step, addresses[step.name], program))
-            else:
-                self.steps.append(_LibraryCall(step))
-        self.n_buffers = len(program.buffers)
-        self.const_slots = [(b, np.ascontiguousarray(_host(c))) for b, c in program.consts]
-
-    def __call__(self, *args):
-        prog = self.program
-        bufs = [None] * self.n_buffers
-        for b, c in self.const_slots:
-            bufs[b] = c
-        for b, x in zip(prog.inputs, args):
-            x = np.asarray(x)
-            bufs[b] = x if x.flags.c_contiguous else np.ascontiguousarray(x)
-        for step in self.steps:
-            if type(step) is _KernelStep:
-                out = (np.empty(step.shape, step.dtype) if step.init is None
-                       else np.full(step.shape, step.init, step.dtype))
-                bufs[step.out] = out
-                if out.size == 0:
-                    continue
-                step.launch(bufs, out)
-            else:
-                vals = [a[1] if isinstance(a, tuple) else bufs[a] for a in step.inputs]
-                res = step.fn(*vals)
-                if step.multiple:
-                    for o, r in zip(step.outputs, res):
-                        bufs[o] = np.asarray(r)
-                else:
-                    bufs[step.outputs[0]] = np.asarray(res)
-        return [np.asarray(o[1]) if isinstance(o, tuple) else bufs[o] for o in prog.outputs]
-
-
-class _LibraryCall:
-    """A library step: the primitive's numpy impl, or a natively compiled version
-    of its sub-graphs for higher-order primitives (see subgraphs.py)."""
-    __slots__ = ("fn", "inputs", "outputs", "multiple")
-
-    def __init__(self, step):
-        eq = step.eq
-        native = native_impl(eq)
-        if native is None:
-            impl, params = eq.prim.impl, eq.params
-            native = lambda *vals: impl(*vals, **params)  # noqa: E731
-        self.fn = native
-        self.inputs, self.outputs = step.inputs, step.outputs
-        self.multiple = eq.prim.multiple_results
-
-
 def _work(kernel) -> int:
     space = kernel.shape if isinstance(kernel, MapKernel) else kernel.space
-    return int(np.prod(space, dtype=np.int64))
+    return int(math.prod(space))
 
 
 def _host(c):
@@ -171,18 +508,28 @@ def _host(c):
 
 def compile_graph(closed) -> NativeExecutable:
     """Schedule, render and compile a closed graph for this CPU."""
-    prog = schedule(closed, supports)
-    # a fixed module name keeps the IR text, and so the disk-cache key, deterministic
-    text, names = render_program(prog, "ember")
+    prog = schedule(closed, supports, threads=num_threads())
     if config.dump_kernels():
         print(f"[ember] program for {len(closed.equations)} equations:\n{format_program(prog)}",
               file=sys.stderr)
-    addresses = {}
-    if names:
-        work = max(_work(s) for s in prog.steps if isinstance(s, (MapKernel, ReduceKernel)))
-        cm = compile_ir(text, names, opt=3 if work >= SMALL_PROGRAM else 0)
-        addresses = {n: cm[n] for n in names}
-        exe = NativeExecutable(prog, addresses)
-        exe._module = cm  # keep the engine (and so the code) alive
-        return exe
-    return NativeExecutable(prog, addresses)
+    names = kernel_names(prog)
+    if not names:
+        return NativeExecutable(prog, {})
+    loops = []
+    for s in prog.steps:
+        loops.extend(s.members if isinstance(s, RowKernel) else [s.cols] if isinstance(s, ConvKernel)
+                     else s.epilogue if isinstance(s, GemmKernel)
+                     else [s] if isinstance(s, (MapKernel, ReduceKernel, ScatterKernel)) else [])
+    work = max((_work(m) for m in loops), default=0)
+    opt = 3 if work >= SMALL_PROGRAM else 0
+    externals = sorted({blas.SYMBOLS[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
+    try:
+        source = fingerprint(prog) + "\n" + generator_fingerprint()
+    except OSError:  # the generator's sources cannot be read: key by the IR itself
+        source = None
+    # a fixed module name keeps the IR text, and so the disk-cache key, deterministic
+    if source is None:
+        cm = compile_ir(render_program(prog, "ember")[0], names, opt=opt)
+    else:
+        cm = compile_lazy(source, lambda: render_program(prog, "ember")[0], names, opt=opt, externals=externals)
+    return NativeExecutable(prog, {n: cm[n] for n in names}, cm)

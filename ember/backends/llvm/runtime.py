@@ -45,6 +45,7 @@ import itertools
 import os
 import queue
 import threading
+import time
 from typing import Callable, Sequence
 
 import llvmlite.ir as ir
@@ -227,9 +228,11 @@ def num_threads() -> int:
 
 
 class _Job:
-    __slots__ = ("fn", "total", "chunk", "nchunks", "claims", "done", "lock", "finished", "error")
+    __slots__ = ("fn", "total", "chunk", "nchunks", "claims", "done", "lock", "finished", "error",
+                 "worker_cpu")
 
     def __init__(self, fn, total, chunk):
+        self.worker_cpu = 0.0
         self.fn = fn
         self.total = total
         self.chunk = chunk
@@ -274,7 +277,9 @@ class ThreadPool:
     calling thread always works too and claims chunks from the same counter,
     so a job completes even if every worker is busy or descheduled.  A pool
     created before ``os.fork()`` is not used in the child: ``get_pool()``
-    notices the new pid and builds a fresh pool.
+    notices the new pid and builds a fresh pool.  An ``adaptive`` pool runs
+    jobs on the caller alone for a while after several jobs in a row got no
+    real help from its workers (see the class constants).
 
     Example::
 
@@ -283,7 +288,20 @@ class ThreadPool:
         pool.shutdown()
     """
 
-    def __init__(self, n_threads: int | None = None):
+    # Adaptivity: a job that ran long enough to judge (JUDGE_SECONDS) but kept the
+    # threads busy for less than MIN_PARALLELISM x its wall time got no real help
+    # (the other cores run other processes; a parallel job then also waits for a
+    # descheduled worker and, for BLAS, packs operands once per chunk).  After
+    # MISSES such jobs in a row the next SERIAL_JOBS jobs run on the caller alone.
+    JUDGE_SECONDS = 1e-4
+    MIN_PARALLELISM = 1.25
+    MISSES = 3
+    SERIAL_JOBS = 32
+
+    def __init__(self, n_threads: int | None = None, adaptive: bool = True):
+        self.adaptive = adaptive
+        self._misses = 0
+        self._serial_left = 0
         self.n_threads = max(1, int(n_threads if n_threads is not None else num_threads()))
         self.pid = os.getpid()
         self._queues: list[queue.SimpleQueue] = []
@@ -311,7 +329,10 @@ class ThreadPool:
             job = q.get()
             if job is _STOP:
                 return
+            c0 = time.thread_time()
             job.work()
+            with job.lock:
+                job.worker_cpu += time.thread_time() - c0
 
     def parallel_for(self, fn: Callable[[int, int], None], total: int, min_per_thread: int = 1,
                      *, align: int = 1) -> None:
@@ -345,12 +366,31 @@ class ThreadPool:
         if job.nchunks <= 1:
             fn(0, total)
             return
+        if self._serial_left > 0:
+            # recent jobs got no help from the workers (the other cores are busy):
+            # run on this thread alone for a while, then look again
+            self._serial_left -= 1
+            fn(0, total)
+            return
         for q in self._queues[: min(nthreads, job.nchunks) - 1]:
             q.put(job)
+        t0, c0 = time.perf_counter(), time.thread_time()
         job.work()
+        cpu = time.thread_time() - c0
         job.finished.wait()
+        wall = time.perf_counter() - t0
         if job.error is not None:
             raise job.error
+        if self.adaptive and wall > self.JUDGE_SECONDS:
+            with job.lock:
+                cpu += job.worker_cpu
+            if cpu < self.MIN_PARALLELISM * wall:
+                self._misses += 1
+                if self._misses >= self.MISSES:
+                    self._misses = 0
+                    self._serial_left = self.SERIAL_JOBS
+            else:
+                self._misses = 0
 
     def shutdown(self, timeout: float = 1.0) -> None:
         """Stop the workers (idempotent); the pool cannot be used afterwards.

@@ -226,3 +226,41 @@ def test_prepare_checks_arity_and_keeps_arrays_alive(cm):
     np.testing.assert_allclose(out, np.tanh(np.float32(1)), rtol=1e-6)
     launcher(0, 8, [np.zeros(16, np.float32), out])
     assert np.all(out[:8] == 0) and np.all(out[8:] != 0)
+
+
+def test_adaptive_pool_goes_serial_when_workers_do_not_help_and_comes_back():
+    pool = ThreadPool(2)
+    main = threading.get_ident()
+    threads = []
+
+    def fn(a, b):
+        threads.append(threading.get_ident())
+        if threading.get_ident() != main:
+            time.sleep(0.002)          # a worker that holds its chunk without computing
+        else:
+            t = time.thread_time() + 0.0005
+            while time.thread_time() < t:
+                pass
+
+    try:
+        for _ in range(ThreadPool.MISSES):
+            pool.parallel_for(fn, 8, 1)
+        threads.clear()
+        for _ in range(ThreadPool.SERIAL_JOBS):
+            pool.parallel_for(fn, 8, 1)
+        assert set(threads) == {main}   # all serial, whole range in one call
+        assert len(threads) == ThreadPool.SERIAL_JOBS
+        threads.clear()
+        pool.parallel_for(fn, 8, 1)     # probing in parallel again
+        assert len(threads) > 1
+    finally:
+        pool.shutdown()
+    steady = ThreadPool(2, adaptive=False)
+    try:
+        for _ in range(ThreadPool.MISSES + 1):
+            steady.parallel_for(fn, 8, 1)
+        threads.clear()
+        steady.parallel_for(fn, 8, 1)
+        assert len(threads) > 1
+    finally:
+        steady.shutdown()
