@@ -168,6 +168,7 @@ class JitFunction:
         self._cache: dict = {}
         # positional Array arguments only: avals -> (executable, entry, single output)
         self._fast: dict = {}
+        self._last_fast: tuple = ([], None)
         self._last_keys: dict = {}
         self.compile_count = 0
         functools.update_wrapper(self, fun, updated=())
@@ -226,7 +227,14 @@ class JitFunction:
                 av = a._aval
                 avals.append(av if av is not None else a.aval)
             else:
-                hit = self._fast.get(tuple(avals))
+                last = self._last_fast
+                # the avals of the last call (list equality tries identity first): no hashing
+                if avals == last[0]:
+                    hit = last[1]
+                else:
+                    hit = self._fast.get(tuple(avals))
+                    if hit is not None:
+                        self._last_fast = (avals, hit)
                 dev = args[0]._device if args else None
                 if hit is not None and (dev is None or dev.platform == "cpu"):
                     exe, entry, single = hit

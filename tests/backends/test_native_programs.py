@@ -57,21 +57,38 @@ DOTS = [
 ]
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 @pytest.mark.parametrize("ls,rs,dn", DOTS)
 def test_dot_general_is_native_and_matches(ls, rs, dn, dtype):
+    # float products are BLAS calls; outer products (k <= 2) fused expressions
+    from ember.backends.kernels.schedule import DOT_FUSE_MAX_K
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(ls).astype(dtype)
-    y = rng.standard_normal(rs).astype(dtype)
+    x = (rng.standard_normal(ls) * (10 if dtype == np.int32 else 1)).astype(dtype)
+    y = (rng.standard_normal(rs) * (10 if dtype == np.int32 else 1)).astype(dtype)
     got, ref, g = run_both(lambda a, b: lax.dot_general(a, b, dn), x, y)
-    close(got, ref, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5 if dtype == np.float32 else 1e-12)
-    assert "GemmKernel" in kinds(g) and "LibraryStep" not in kinds(g)
+    tol = {np.float32: 1e-5, np.float64: 1e-12, np.int32: 0}[dtype]
+    close(got, ref, rtol=tol, atol=tol)
+    (lc, _), _ = dn
+    fused = int(np.prod([ls[i] for i in lc])) <= DOT_FUSE_MAX_K
+    assert ("GemmKernel" in kinds(g)) == (not fused and dtype != np.int32)
+    assert ("LibraryStep" in kinds(g)) == (not fused and dtype == np.int32)
+
+
+def test_outer_products_fuse_into_their_consumer():
+    rng = np.random.default_rng(24)
+    x = rng.standard_normal((256, 64)).astype(np.float32)
+    d = rng.standard_normal((256, 32)).astype(np.float32)
+    # per-example outer products (vmap of a gradient), then transposed
+    got, ref, g = run_both(lambda a, b: lax.transpose(lax.dot_general(
+        a[:, :, None], b[:, None, :], (((2,), (1,)), ((0,), (0,)))), (0, 2, 1)), x, d)
+    close(got, ref)
+    assert kinds(g) == ["MapKernel"]
 
 
 def test_dot_general_of_fused_operands_and_transposed_result():
     rng = np.random.default_rng(1)
-    x = rng.standard_normal((6, 9)).astype(np.float32)
-    y = rng.standard_normal((9, 4)).astype(np.float32)
+    x = rng.standard_normal((60, 90)).astype(np.float32)
+    y = rng.standard_normal((90, 40)).astype(np.float32)
 
     def f(a, b):
         # operands are fused expressions (one of them read transposed); the product's
@@ -83,7 +100,7 @@ def test_dot_general_of_fused_operands_and_transposed_result():
     close(got, ref)
     steps = schedule(g, supports).steps
     (gemm,) = [s for s in steps if isinstance(s, GemmKernel)]
-    assert (gemm.m, gemm.n) == (4, 6)   # the transposed product
+    assert (gemm.m, gemm.n) == (40, 60)   # the transposed product
 
 
 def test_large_products_split_into_parallel_blocks(monkeypatch):
@@ -99,22 +116,22 @@ def test_large_products_split_into_parallel_blocks(monkeypatch):
         assert gemm.tasks > 1
 
 
-def test_degenerate_and_other_dtype_products_stay_library_steps():
+def test_degenerate_and_half_precision_products():
     x = np.ones((3, 0), np.float32)
     y = np.ones((0, 4), np.float32)
     got, ref, g = run_both(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), x, y)
-    close(got, ref)
-    assert kinds(g) == ["LibraryStep"]
-    xi = np.arange(6, dtype=np.int32).reshape(2, 3)
-    got, ref, g = run_both(lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ()))), xi)
+    close(got, ref)                                    # an empty sum: zeros, in a fused kernel
+    assert kinds(g) == ["MapKernel"]
+    h = np.ones((2, 3), np.float16)
+    got, ref, g = run_both(lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ()))), h)
     np.testing.assert_array_equal(got[0], ref[0])
-    assert kinds(g) == ["LibraryStep"]
+    assert kinds(g) == ["LibraryStep"]                 # numpy widens half precision
 
 
 def test_blas_runs_single_threaded_under_native_code():
     if not blas.available():
         pytest.skip("no scipy BLAS")
-    x = np.ones((4, 4), np.float32)
+    x = np.ones((64, 64), np.float32)
     blas._limited.clear()
     compile_graph(ember.make_graph(lambda a: lax.dot_general(a, a, (((1,), (0,)), ((), ()))))(x))(x)
     assert blas._thread_setter() is None or blas._limited[-1] == 1
@@ -392,7 +409,7 @@ def test_conv_of_fused_operands_and_its_gradient():
     close(got, ref, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("m,k,n", [(300, 200, 80), (80, 200, 300), (5, 3, 4), (333, 150, 271), (700, 300, 500)])
+@pytest.mark.parametrize("m,k,n", [(300, 200, 80), (80, 200, 300), (65, 33, 47), (333, 150, 271), (700, 300, 500)])
 def test_gemm_epilogues_run_on_each_block(m, k, n, monkeypatch):
     get_native_pool()
     monkeypatch.setenv("EMBER_NUM_THREADS", "6")
@@ -592,8 +609,8 @@ def test_transposed_reads_are_tiled_and_match(shape, perm):
 
 def test_batched_product_computed_transposed():
     rng = np.random.default_rng(23)
-    x = rng.standard_normal((3, 5, 7)).astype(np.float32)
-    y = rng.standard_normal((3, 7, 4)).astype(np.float32)
+    x = rng.standard_normal((3, 50, 70)).astype(np.float32)
+    y = rng.standard_normal((3, 70, 40)).astype(np.float32)
 
     def f(a, b):
         p = lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,))))     # (3, 5, 4)
@@ -601,7 +618,7 @@ def test_batched_product_computed_transposed():
     got, ref, g = run_both(f, x, y)
     close(got, ref, rtol=1e-5, atol=1e-5)
     (gemm,) = [s for s in schedule(g, supports).steps if isinstance(s, GemmKernel)]
-    assert (gemm.batch, gemm.m, gemm.n) == (3, 4, 5)
+    assert (gemm.batch, gemm.m, gemm.n) == (3, 40, 50)
 
 
 def test_row_group_with_empty_rows_still_reduces():

@@ -120,8 +120,8 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
     def kind_of(eq):
         n = eq.prim.name
         if n == "dot_general":
-            if _dot_loop_ok(eq):
-                return "fuse" if _contracted(eq) <= DOT_LOOP_MAX_K else "dotloop"
+            if _dot_fuses(eq):
+                return "fuse"
             plan = _gemm_plan(eq) if supports(eq) else None
             if plan is not None:
                 gemms[id(eq)] = plan
@@ -188,7 +188,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                 materialized.add(eq.inputs[0])  # patches read each input element ~k^2 times
             continue
         v = eq.outputs[0]
-        if kinds[id(eq)] in ("reduce", "dotloop") or v in out_set or (uses.get(v, 0) > 1 and is_expensive(v)):
+        if kinds[id(eq)] == "reduce" or v in out_set or (uses.get(v, 0) > 1 and is_expensive(v)):
             materialized.add(v)
     steps = []
     counter = [0]
@@ -254,9 +254,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
         v = eq.outputs[0]
         if v not in materialized:
             continue
-        if k == "dotloop":
-            steps.append(_dot_loop(eq, kname, new_buf(v, "temp"), builder_for))
-        elif k == "reduce":
+        if k == "reduce":
             (x,) = eq.inputs
             space = tuple(x.aval.shape)
             idx = tuple(E("v", i) for i in range(len(space)))
@@ -306,31 +304,20 @@ def _gemm_plan(eq):
             "swap_perm": tuple(range(nb)) + tuple(range(nb + nm, nb + nm + nn)) + tuple(range(nb, nb + nm))}
 
 
-# Products this small (m*n*k per product), or with k <= DOT_LOOP_MAX_K, are a
-# loop kernel rather than BLAS calls: a call costs about a microsecond, as much
-# as a few thousand multiply-adds in a loop (vmap of per-example gradients makes
-# hundreds of 64x1 @ 1x32 outer products).
-DOT_LOOP_MAX = 4096
-DOT_LOOP_MAX_K = 2
-_LOOP_DOT_KINDS = "fiu"
+# A product contracting at most DOT_FUSE_MAX_K elements (outer products, k = 1
+# or 2) is written out as an expression and fuses like elementwise code: a BLAS
+# call costs about a microsecond, and vmap of per-example gradients makes
+# hundreds of 64x1 @ 1x32 outer products.
+DOT_FUSE_MAX_K = 2
 
 
-def _contracted(eq):
-    (lc, _), _ = eq.params["dimension_numbers"]
-    return math.prod(eq.inputs[0].aval.shape[i] for i in lc)
-
-
-def _dot_loop_ok(eq):
-    """Is this dot_general a loop (a fused expression when k <= DOT_LOOP_MAX_K)?"""
+def _dot_fuses(eq):
     lhs, rhs = eq.inputs
     d = np.dtype(eq.outputs[0].aval.dtype)
-    if d.kind not in _LOOP_DOT_KINDS or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d \
-            or rhs.aval.dtype != d:
+    if d.kind not in "fiu" or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d or rhs.aval.dtype != d:
         return False
-    (_, _), (lb, _) = eq.params["dimension_numbers"]
-    k = _contracted(eq)
-    per_product = math.prod(eq.outputs[0].aval.shape) // max(math.prod(lhs.aval.shape[i] for i in lb), 1) * k
-    return per_product <= DOT_LOOP_MAX or k <= DOT_LOOP_MAX_K
+    (lc, _), _ = eq.params["dimension_numbers"]
+    return math.prod(lhs.aval.shape[i] for i in lc) <= DOT_FUSE_MAX_K
 
 
 def _dot_indices(eq, out_idx, contract_idx):
@@ -351,22 +338,6 @@ def _dot_indices(eq, out_idx, contract_idx):
     for j, (a, c) in enumerate(zip(lc, rc)):
         li[a], ri[c] = contract_idx[j], contract_idx[j]
     return tuple(li), tuple(ri)
-
-
-def _dot_loop(eq, kname, out, builder_for):
-    """A small dot_general as a reduction over the contracted dims (the innermost
-    loop variables) of products of the operands."""
-    lhs, rhs = eq.inputs
-    (lc, _), _ = eq.params["dimension_numbers"]
-    oshape = tuple(eq.outputs[0].aval.shape)
-    space = oshape + tuple(lhs.aval.shape[i] for i in lc)
-    var = tuple(E("v", j) for j in range(len(space)))
-    li, ri = _dot_indices(eq, var[:len(oshape)], var[len(oshape):])
-    b = builder_for(space)
-    dtype = np.dtype(eq.outputs[0].aval.dtype)
-    body = E("op", "mul", (), dtype, b.value(lhs, li), b.value(rhs, ri))
-    return ReduceKernel(kname("dot"), out, space, tuple(range(len(oshape), len(space))), "sum", dtype, body,
-                        sorted(expr_inputs(body)))
 
 
 def _layout_of(shape, perms):
@@ -885,7 +856,7 @@ class _ExprBuilder:
         return E("op", "select_n", (), dtype, ok, fill, val)
 
     def _dot_general(self, eq, idx, p):
-        """A product over at most DOT_LOOP_MAX_K contracted elements, written out."""
+        """A product over at most DOT_FUSE_MAX_K contracted elements, written out."""
         lhs, rhs = eq.inputs
         (lc, _), _ = p["dimension_numbers"]
         dtype = eq.outputs[0].aval.dtype

@@ -184,38 +184,54 @@ class NativeExecutable(Executable):
 
     def _make_runner(self, st):
         """`run(args)`: `_run` as straight-line code for this program (the per-call
-        Python work is most of a tiny program's time)."""
+        Python work is most of a tiny program's time).  Arrays only kernels touch
+        stay in local names; `views` holds what library steps and fills read."""
         env = {"ndarray": np.ndarray, "contiguous": _contiguous, "empty": np.empty, "recycled": _recycled,
                "views": st.views, "table": st.table, "rec": st.recycled, "OFF": DATA_OFFSET,
                "asarray": np.asarray, "detach": self._detach, "st": st}
+        viewed = set(self._lib_outputs)
+        for d in self._steps:
+            if d.kind == _LIB:
+                viewed.update(a for a in d.inputs if type(a) is int)
+            elif d.init:
+                viewed.update(b for b, _ in d.init)
+        local = {}
         lines = ["def run(args):"]
         for j, b in enumerate(self._inputs):
             lines += [f"    x{j} = args[{j}]",
                       f"    if type(x{j}) is not ndarray or not x{j}.flags.c_contiguous:",
                       f"        x{j} = contiguous(x{j})",
-                      f"    views[{b}] = x{j}",
                       f"    table[{b}] = id(x{j}) + OFF"]
+            if b in viewed:
+                lines.append(f"    views[{b}] = x{j}")
+            local.setdefault(b, f"x{j}")
         for b, shape, dtype, recycle in self._fresh:
             env[f"S{b}"], env[f"D{b}"] = shape, dtype
             lines += [f"    o{b} = recycled(rec, {b}, S{b}, D{b})" if recycle else f"    o{b} = empty(S{b}, D{b})",
-                      f"    views[{b}] = o{b}",
                       f"    table[{b}] = id(o{b}) + OFF"]
-        lines.append("    try:")
-        for i, call in enumerate(st.calls):
-            env[f"c{i}"] = call
-            lines.append(f"        c{i}()")
+            if b in viewed:
+                lines.append(f"    views[{b}] = o{b}")
+            local[b] = f"o{b}"
         outs = []
         for j, o in enumerate(self._outputs):
-            if type(o) is int:
-                outs.append(f"views[{o}]")
-            else:
+            if type(o) is not int:
                 env[f"L{j}"] = o[1]
                 outs.append(f"asarray(L{j})")
-        lines.append(f"        outs = [{', '.join(outs)}]")
+            else:
+                outs.append(local.get(o, f"views[{o}]"))
+        cleared = sorted(b for b in self._transient if b in viewed or b not in local)
+        if cleared:
+            lines.append("    try:")
+        pad = "        " if cleared else "    "
+        for i, call in enumerate(st.calls):
+            env[f"c{i}"] = call
+            lines.append(f"{pad}c{i}()")
+        lines.append(f"{pad}outs = [{', '.join(outs)}]")
         if self._lib_outputs:
-            lines.append("        outs = detach(st, outs)")
-        lines.append("    finally:")
-        lines += [f"        views[{b}] = None" for b in self._transient] or ["        pass"]
+            lines.append(f"{pad}outs = detach(st, outs)")
+        if cleared:
+            lines.append("    finally:")
+            lines += [f"        views[{b}] = None" for b in cleared]
         lines.append("    return outs")
         exec("\n".join(lines), env)  # noqa: S102 - our own text, built from the program
         return env["run"]

@@ -7,8 +7,9 @@ part of a 0.3 ms matrix-product block.  Here the job lives in a small shared
 table and the workers run a compiled loop (through a ctypes call, so without
 the GIL) that spins for a short while after each job, claims chunks with an
 atomic counter and calls the kernel directly.  A worker that found nothing to
-do for ``SPIN`` rounds returns to Python and sleeps on a queue; posting a job
-wakes the sleepers.  The caller takes chunks too and then waits, so a job
+do for ``SPIN_SECONDS`` (timed with the time stamp counter: how long a
+``pause`` takes varies between CPUs and hypervisors) returns to Python and
+sleeps on a queue; posting a job wakes the sleepers.  The caller takes chunks too and then waits, so a job
 completes however late the workers are.
 
 Like ``ThreadPool`` it is adaptive: after ``MISSES`` jobs in a row where the
@@ -101,17 +102,19 @@ def _build_ir() -> str:
     b.position_at_end(done)
     b.ret(count)
 
-    # i64 worker(p, w, spin): run posted jobs; 1 after `spin` idle rounds, 2 on stop
+    # i64 worker(p, w, spin): run posted jobs; 1 once `spin` cycles (time stamp
+    # counter) passed without one, 2 on stop
     worker, b = func("ember_pool_worker", _I64, ["p", "w", "spin"])
     p, w, spin = worker.args
     seen_slot = b.add(c(_WORKER + 1), b.mul(w, c(8)))
     entry = b.block
     loop, stopped, check, job, idle, give_up = (worker.append_basic_block(n) for n in
                                                 ("loop", "stopped", "check", "job", "idle", "give_up"))
+    first = b.add(b.call(cycles, []), spin)
     b.branch(loop)
     b.position_at_end(loop)
-    rounds = b.phi(_I64, "rounds")
-    rounds.add_incoming(c(0), entry)
+    deadline = b.phi(_I64, "deadline")
+    deadline.add_incoming(first, entry)
     b.cbranch(b.icmp_signed("!=", load(b, p, _STOP), c(0)), stopped, check)
     b.position_at_end(stopped)
     b.ret(c(2))
@@ -122,15 +125,18 @@ def _build_ir() -> str:
     store(b, p, seen_slot, seq)
     ran = b.call(chunks, [p])
     b.atomic_rmw("add", slot(b, p, _WCHUNKS), ran, "seq_cst")
-    rounds.add_incoming(c(0), job)
+    deadline.add_incoming(b.add(b.call(cycles, []), spin), job)
     b.branch(loop)
     b.position_at_end(idle)
     b.call(pause, [])
-    more = b.add(rounds, c(1))
-    rounds.add_incoming(more, idle)
-    b.cbranch(b.icmp_signed("<", more, spin), loop, give_up)
+    deadline.add_incoming(deadline, idle)
+    b.cbranch(b.icmp_signed("<", b.call(cycles, []), deadline), loop, give_up)
     b.position_at_end(give_up)
     b.ret(c(1))
+
+    # i64 cycles(): the time stamp counter, to calibrate the spin
+    now, b = func("ember_pool_cycles", _I64, ["p"])
+    b.ret(b.call(cycles, []))
 
     # i64 sleep(p, w): mark worker w asleep; 0 (stay awake) if a job arrived meanwhile
     sleep, b = func("ember_pool_sleep", _I64, ["p", "w"])
@@ -204,6 +210,7 @@ def _build_ir() -> str:
 
 
 _PROTO = {
+    "ember_pool_cycles": ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p),
     "ember_pool_worker": ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64),
     "ember_pool_sleep": ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64),
     "ember_pool_post": ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, *[ctypes.c_int64] * 6),
@@ -230,7 +237,7 @@ class NativePool:
         pool.shutdown()
     """
 
-    SPIN = 8000            # pause rounds (~100-200 us) a worker waits for the next job
+    SPIN_SECONDS = 2e-4    # how long an idle worker spins for the next job before sleeping
     MISSES = 3
     SERIAL_JOBS = 32
 
@@ -239,6 +246,7 @@ class NativePool:
         self.adaptive = adaptive
         self.pid = os.getpid()
         self._cm, self._fns = _compiled()
+        self._spin = max(1, int(self.SPIN_SECONDS * _cycles_per_second(self._fns["ember_pool_cycles"])))
         self._post = self._fns["ember_pool_post"]
         self._finish = self._fns["ember_pool_finish"]
         self._table = (ctypes.c_int64 * (_WORKER + 8 * _MAX_WORKERS + 8))()
@@ -269,7 +277,7 @@ class NativePool:
     def _worker(self, w, q):
         work, sleep = self._fns["ember_pool_worker"], self._fns["ember_pool_sleep"]
         while True:
-            if work(self._p, w, self.SPIN) == 2:
+            if work(self._p, w, self._spin) == 2:
                 return
             if sleep(self._p, w):
                 q.get()
@@ -328,6 +336,17 @@ class NativePool:
         for t in self._threads:
             t.join(timeout)
         self._threads, self._queues = [], []
+
+
+def _cycles_per_second(read) -> float:
+    """The time stamp counter's rate, measured against perf_counter over ~2 ms."""
+    import time
+    t0, c0 = time.perf_counter(), read(0)
+    while time.perf_counter() - t0 < 2e-3:
+        pass
+    t1, c1 = time.perf_counter(), read(0)
+    rate = (c1 - c0) / (t1 - t0)
+    return rate if rate > 1e6 else 1e9   # no usable counter: count it as 1 GHz
 
 
 _CALL = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
