@@ -674,3 +674,21 @@ def test_random_products_match_reference(case):
         return p
     got, ref, _ = run_both(f, x, y)
     close(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_cached_programs_are_found_without_building_ir(monkeypatch, tmp_path):
+    from ember.backends.llvm import codegen, compiler, executable
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    x = np.random.default_rng(25).standard_normal((70, 90)).astype(np.float32)
+    g = ember.make_graph(lambda v: lax.reduce_sum(lax.tanh(v), (1,)))(x)
+    first = compile_graph(g)(x)
+    compiler.clear_memory_cache()
+    monkeypatch.setattr(executable, "render_program", lambda *a: (_ for _ in ()).throw(AssertionError("rendered")))
+    before = compiler.cache_stats()["disk_hits"]
+    again = compile_graph(g)
+    assert compiler.cache_stats()["disk_hits"] == before + 1
+    np.testing.assert_array_equal(again(x)[0], first[0])
+    # a different program is a different key
+    g2 = ember.make_graph(lambda v: lax.reduce_sum(lax.sin(v), (1,)))(x)
+    monkeypatch.setattr(executable, "render_program", codegen.render_program)
+    np.testing.assert_allclose(compile_graph(g2)(x)[0], np.sin(x).sum(1), rtol=1e-5, atol=1e-5)

@@ -863,13 +863,14 @@ def _lin(shape):
 
 @functools.lru_cache(maxsize=None)
 def generator_fingerprint() -> str:
-    """A hash of the code that turns a scheduled program into IR (this module and
-    the toolkit pieces it emits through), part of the cache key of programs that
-    are looked up before their IR is built."""
+    """A hash of the code that turns a scheduled program into machine code (this
+    module, the toolkit pieces it emits through, the target attributes and the
+    optimisation pipeline), part of the cache key of programs that are looked up
+    before their IR is built."""
     import hashlib
     import importlib
     h = hashlib.sha256()
-    for name in ("codegen", "mathlib", "_coefficients", "blas", "runtime"):
+    for name in ("codegen", "mathlib", "_coefficients", "blas", "runtime", "target", "compiler"):
         with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()
