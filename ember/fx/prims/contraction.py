@@ -95,10 +95,6 @@ def _compute_dtype(ld, rd, preferred):
 
 def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    # Eager calls reach the impl without abstract evaluation: validate here so
-    # that bad shapes or dtypes raise the same error as when staged.
-    _dot_general_abstract(get_aval(lhs), get_aval(rhs), dimension_numbers=dimension_numbers,
-                          preferred_element_type=preferred_element_type)
     out_dtype = preferred_element_type if preferred_element_type is not None else lhs.dtype
     cd = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
     if lhs.dtype != cd:

@@ -164,12 +164,6 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
                dimension_numbers, feature_group_count, batch_group_count,
                preferred_element_type=None):
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    # Eager calls reach the impl without abstract evaluation: validate here.
-    _conv_abstract(get_aval(lhs), get_aval(rhs), window_strides=window_strides, padding=padding,
-                   lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-                   dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
-                   batch_group_count=batch_group_count,
-                   preferred_element_type=preferred_element_type)
     ls, rs, os_ = dimension_numbers
     out_dtype = preferred_element_type if preferred_element_type is not None else lhs.dtype
     cd = _compute_dtype(lhs.dtype, rhs.dtype, preferred_element_type)
