@@ -128,9 +128,10 @@ def test_degenerate_and_half_precision_products():
     assert kinds(g) == ["LibraryStep"]                 # numpy widens half precision
 
 
-def test_blas_runs_single_threaded_under_native_code():
+def test_blas_runs_single_threaded_under_native_code(monkeypatch):
     if not blas.available():
         pytest.skip("no scipy BLAS")
+    monkeypatch.setenv("EMBER_GEMM", "blas")
     x = np.ones((64, 64), np.float32)
     blas._limited.clear()
     compile_graph(ember.make_graph(lambda a: lax.dot_general(a, a, (((1,), (0,)), ((), ()))))(x))(x)
@@ -426,7 +427,11 @@ def test_gemm_epilogues_run_on_each_block(m, k, n, monkeypatch):
         t = lax.transpose(lax.tanh(h), (1, 0))                 # reads the product transposed: not fused
         return r, lax.mul(mask, np.float32(3)), t
     got, ref, g = run_both(f, x, w, bias)
-    close(got, ref)
+    close([got[0], got[2]], [ref[0], ref[2]])
+    # the mask may flip where z rounds across zero (another summation order)
+    z = x.astype(np.float64) @ w + bias
+    clear = np.abs(z) > 1e-3
+    np.testing.assert_array_equal(np.asarray(got[1])[clear], np.asarray(ref[1])[clear])
     (gemm,) = [s for s in schedule(g, supports).steps if isinstance(s, GemmKernel)]
     assert len(gemm.epilogue) == 2
 

@@ -31,7 +31,7 @@ import llvmlite.ir as ir
 from ... import dtypes as _dt
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
-from . import blas, mathlib
+from . import blas, mathlib, packed_gemm
 from .runtime import declare_kernel, kernel_arg
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -52,18 +52,22 @@ def supports(eq) -> bool:
     if n in _MATH:
         return mathlib.supported(n)
     if n == "dot_general":
-        return blas.available()
+        return _gemm_available()
     if n in SCATTERS:
         # half precision accumulates in float32 in the reference; bool adds are ors
         d = np.dtype(eq.outputs[0].aval.dtype)
         return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
                 and d not in (_dt.float16, _dt.bfloat16))
     if n == "conv_general_dilated":
-        return blas.available()
+        return _gemm_available()
     if n == "gather":
         # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
         return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
     return n in ELEMENTWISE or n in MOVEMENT or n in REDUCERS
+
+
+def _gemm_available() -> bool:
+    return blas.available() if packed_gemm.use_blas() else True
 
 
 def storage_type(dtype) -> ir.Type:
@@ -646,12 +650,29 @@ class _KernelEmitter:
             return b.fadd(cur, v) if op == "add" else b.fmul(cur, v)
         return b.add(cur, v) if op == "add" else b.mul(cur, v)
 
+    def _product(self, dt):
+        """``emit(trans_a, trans_b, m, n, k, A, lda, B, ldb, C, ldc)``: code for
+        ``C = op(A) @ op(B)`` through ember's packed gemm (or BLAS with EMBER_GEMM=blas)."""
+        b = self.b
+        if packed_gemm.use_blas():
+            fn = blas.declare_gemm(self.m, dt)
+
+            def emit(ta, tb, m, n, k, A, lda, B, ldb, C, ldc):
+                i32 = lambda x: b.trunc(x, I32) if isinstance(x, ir.Value) else x  # noqa: E731
+                blas.emit_gemm_call(b, fn, dt, ta, tb, i32(m), i32(n), i32(k), 1.0, A, lda, B, ldb, 0.0, C, ldc)
+        else:
+            fn = packed_gemm.declare(self.m, dt)
+
+            def emit(ta, tb, m, n, k, A, lda, B, ldb, C, ldc):
+                packed_gemm.emit_call(b, fn, ta, tb, m, n, k, A, lda, B, ldb, C, ldc)
+        return emit
+
     def emit_gemm(self, k):
-        """For each task t in [start, stop): one BLAS call computing one block of one
+        """For each task t in [start, stop): one gemm call computing one block of one
         product, then the epilogue kernels on that block."""
         b = self.b
         dt = np.dtype(k.dtype)
-        gemm_fn = blas.declare_gemm(self.m, dt)
+        product = self._product(dt)
         A, B, C = self.ptrs[k.a], self.ptrs[k.b], self.ptrs[k.out]
         m, n, kk = k.m, k.n, k.k
         nr, nc = k.grid
@@ -668,9 +689,8 @@ class _KernelEmitter:
             a_off = b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk)))
             b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
             c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
-            blas.emit_gemm_call(b, gemm_fn, dt, k.trans_a, k.trans_b, b.trunc(rows, I32), b.trunc(cols, I32),
-                                kk, 1.0, b.gep(A, [a_off], inbounds=True), lda,
-                                b.gep(B, [b_off], inbounds=True), ldb, 0.0, b.gep(C, [c_off], inbounds=True), n)
+            product(k.trans_a, k.trans_b, rows, cols, kk, b.gep(A, [a_off], inbounds=True), lda,
+                    b.gep(B, [b_off], inbounds=True), ldb, b.gep(C, [c_off], inbounds=True), n)
             # the epilogues over the block: rows outer, columns inner (contiguous)
             for e in k.epilogue:
                 self._forget()
@@ -707,7 +727,7 @@ class _KernelEmitter:
         b = self.b
         c = k.cols
         dt = np.dtype(k.dtype)
-        gemm_fn = blas.declare_gemm(self.m, dt)
+        product = self._product(dt)
         X, W, C = self.ptrs[c.out], self.ptrs[k.w], self.ptrs[k.out]
         c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
 
@@ -722,13 +742,11 @@ class _KernelEmitter:
                 if k.channels_last:
                     # out[n] is P x O: rows p, columns g*Og .. (g+1)*Og
                     out = b.gep(C, [b.add(b.mul(n, c64(k.p * k.og * k.groups)), c64(g * k.og))], inbounds=True)
-                    blas.emit_gemm_call(b, gemm_fn, dt, True, True, k.p, k.og, k.k, 1.0, cols, k.p, w, k.k,
-                                        0.0, out, k.og * k.groups)
+                    product(True, True, k.p, k.og, k.k, cols, k.p, w, k.k, out, k.og * k.groups)
                 else:
                     out = b.gep(C, [b.add(b.mul(n, c64(k.groups * k.og * k.p)), c64(g * k.og * k.p))],
                                 inbounds=True)
-                    blas.emit_gemm_call(b, gemm_fn, dt, False, False, k.og, k.p, k.k, 1.0, w, k.k, cols, k.p,
-                                        0.0, out, k.p)
+                    product(False, False, k.og, k.p, k.k, w, k.k, cols, k.p, out, k.p)
 
         def body(n):
             self.vars[0] = n
@@ -861,8 +879,14 @@ def _lin(shape):
     return linearize(tuple(E("v", i) for i in range(len(shape))), shape)
 
 
-@functools.lru_cache(maxsize=None)
 def generator_fingerprint() -> str:
+    """`_sources_fingerprint` plus the matrix-product provider (EMBER_GEMM), which
+    changes the code generated for products."""
+    return _sources_fingerprint() + ("+blas" if packed_gemm.use_blas() else "")
+
+
+@functools.lru_cache(maxsize=None)
+def _sources_fingerprint() -> str:
     """A hash of the code that turns a scheduled program into machine code (this
     module, the toolkit pieces it emits through, the target attributes and the
     optimisation pipeline), part of the cache key of programs that are looked up
@@ -870,7 +894,7 @@ def generator_fingerprint() -> str:
     import hashlib
     import importlib
     h = hashlib.sha256()
-    for name in ("codegen", "mathlib", "_coefficients", "blas", "runtime", "target", "compiler"):
+    for name in ("codegen", "mathlib", "_coefficients", "blas", "packed_gemm", "runtime", "target", "compiler"):
         with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()

@@ -43,7 +43,7 @@ from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
 from ..kernels.schedule import EXPENSIVE
-from . import blas
+from . import blas, packed_gemm
 from .codegen import generator_fingerprint, kernel_names, render_program, supports
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
@@ -150,7 +150,7 @@ class NativeExecutable(Executable):
                 d.multiple = step.eq.prim.multiple_results
                 d.addr_out = [(o, bufs[o].dtype) if o in read_by_kernel else None for o in step.outputs]
             self._steps.append(d)
-        if gemm:
+        if gemm and packed_gemm.use_blas():
             blas.limit_threads(1)
         self._lock = threading.Lock()
         self._state = None
@@ -538,7 +538,8 @@ def compile_graph(closed) -> NativeExecutable:
                      else [s] if isinstance(s, (MapKernel, ReduceKernel, ScatterKernel)) else [])
     work = max((_work(m) for m in loops), default=0)
     opt = 3 if work >= SMALL_PROGRAM else 0
-    externals = sorted({blas.SYMBOLS[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
+    symbols = blas.SYMBOLS if packed_gemm.use_blas() else packed_gemm.SYMBOLS
+    externals = sorted({symbols[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
     try:
         source = fingerprint(prog) + "\n" + generator_fingerprint()
     except OSError:  # the generator's sources cannot be read: key by the IR itself

@@ -1,0 +1,622 @@
+"""A packed matrix multiply written in LLVM IR: ember's own gemm.
+
+``C = A @ B`` for float32/float64 with arbitrary row/column strides on A and B
+(so transposed operands need no copy) and a row-major C, in the classic
+Goto/BLIS structure:
+
+* the product is cut into ``kc``-deep slices of K and ``nc``-wide panels of N;
+  each B panel is *packed* into ``nr``-wide column strips (one contiguous
+  ``kc x nr`` block per strip, zero padded), each ``mc``-row block of A into
+  ``mr``-row strips (``kc x mr``), so the micro-kernel reads both with unit
+  stride whatever the operands' layouts were;
+* the micro-kernel keeps an ``mr x nr`` tile of C in vector registers
+  (``mr * nr / lanes`` accumulators: 28 of the 32 zmm registers with
+  AVX-512), and for each k loads ``nr / lanes`` vectors of B and broadcasts
+  ``mr`` scalars of A into fused multiply-adds;
+* loops: N panels, K slices (pack B), M blocks (pack A), strips of B (the
+  ``kc x nr`` strip stays in L1), strips of A.
+
+Edge tiles are computed in full on the zero padding and stored through a small
+stack tile.  The K slices after the first accumulate into C.
+
+Why not BLAS: the OpenBLAS that numpy and scipy ship picks its kernels at run
+time, and on the project's Zen 5 machines the environment pins it to the
+Haswell (AVX2) kernels (``OPENBLAS_CORETYPE``) because older builds crash on
+that CPU; this kernel is generated for the host's real features at half the
+time.  ``EMBER_GEMM=blas`` routes native products to scipy's BLAS instead.
+
+The functions live in one module compiled once per process (object code is
+cached on disk like every kernel); generated programs declare
+``ember_gemm_f32``/``ember_gemm_f64`` and the symbols are bound at load time.
+
+Example::
+
+    import numpy as np
+    from ember.backends.llvm import packed_gemm as gemm
+    a = np.random.rand(300, 200).astype(np.float32)
+    b = np.random.rand(200, 100).astype(np.float32)
+    c = np.empty((300, 100), np.float32)
+    gemm.matmul_into(a, b, c)          # c = a @ b
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+import numpy as np
+
+from . import compiler, target
+
+__all__ = ["GemmConfig", "host_config", "build_ir", "SYMBOLS", "address", "declare", "emit_call",
+           "matmul_into", "use_blas"]
+
+SYMBOLS = {np.dtype(np.float32): "ember_gemm_f32", np.dtype(np.float64): "ember_gemm_f64"}
+
+_I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
+_I8P = ir.IntType(8).as_pointer()
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """Register tile and cache blocking of one dtype's kernel.
+
+    ``lanes`` elements per vector, an ``mr x (nv * lanes)`` register tile,
+    ``kc``/``mc``/``nc`` the K slice, the rows of a packed A block and the
+    columns of a packed B panel, ``unroll`` the k-steps per loop iteration.
+
+    Example::
+
+        GemmConfig(np.float32, lanes=16, mr=8, nv=3).nr   # 48
+    """
+    dtype: np.dtype
+    lanes: int
+    mr: int
+    nv: int
+    kc: int = 256
+    mc: int = 192
+    nc: int = 4096
+    unroll: int = 4
+
+    @property
+    def nr(self) -> int:
+        return self.nv * self.lanes
+
+    @property
+    def suffix(self) -> str:
+        return "f32" if np.dtype(self.dtype) == np.float32 else "f64"
+
+
+def host_config(dtype) -> GemmConfig:
+    """The configuration for this CPU: 32 vector registers with AVX-512, 16 with
+    AVX2, 128-bit vectors elsewhere.
+
+    Example::
+
+        host_config(np.float64).lanes   # 8 with AVX-512
+    """
+    dt = np.dtype(dtype)
+    if dt not in SYMBOLS:
+        raise TypeError(f"ember's gemm supports float32 and float64, not {dt}")
+    wide = 4 if dt == np.float32 else 8   # bytes per element
+    if target.host_has_feature("avx512f"):
+        return GemmConfig(dt, lanes=64 // wide, mr=8, nv=3)
+    if target.host_has_feature("avx2") and target.host_has_feature("fma"):
+        return GemmConfig(dt, lanes=32 // wide, mr=4, nv=3)
+    return GemmConfig(dt, lanes=16 // wide, mr=4, nv=2)
+
+
+def _c(v):
+    return ir.Constant(_I64, v)
+
+
+def _loop(b: ir.IRBuilder, lo, hi, step, body, name):
+    """``for i in range(lo, hi, step): body(i)``; ``body`` may add blocks."""
+    fn = b.function
+    head = fn.append_basic_block(name + ".head")
+    inner = fn.append_basic_block(name + ".body")
+    done = fn.append_basic_block(name + ".done")
+    pre = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(_I64, name=name)
+    i.add_incoming(lo, pre)
+    b.cbranch(b.icmp_signed("<", i, hi), inner, done)
+    b.position_at_end(inner)
+    body(i)
+    nxt = b.add(i, step if isinstance(step, ir.Value) else _c(step))
+    i.add_incoming(nxt, b.block)
+    b.branch(head)
+    b.position_at_end(done)
+
+
+def _min(b, x, y):
+    return b.select(b.icmp_signed("<", x, y), x, y)
+
+
+def _gep(b, p, i):
+    return b.gep(p, [i if isinstance(i, ir.Value) else _c(i)], inbounds=True)
+
+
+def _transpose(b: ir.IRBuilder, rows: list) -> list:
+    """The rows (``R`` vectors of ``L`` lanes, ``R <= L`` both powers of two) of a
+    matrix X, as the ``R`` vectors that hold X transposed in row-major order
+    (vector q = elements ``q*L .. q*L+L-1`` of ``X.T.ravel()``): ``log2 R`` rounds
+    of interleaving row i with row i + R/2 (a perfect shuffle), each a two-input
+    shufflevector."""
+    count, lanes = len(rows), rows[0].type.count
+    lo = ir.Constant(ir.VectorType(_I32, lanes), [i // 2 + (lanes if i % 2 else 0) for i in range(lanes)])
+    hi = ir.Constant(ir.VectorType(_I32, lanes), [lanes // 2 + i // 2 + (lanes if i % 2 else 0)
+                                                   for i in range(lanes)])
+    half = count // 2
+    for _ in range(count.bit_length() - 1):
+        new = [None] * count
+        for i in range(half):
+            new[2 * i] = b.shuffle_vector(rows[i], rows[i + half], lo)
+            new[2 * i + 1] = b.shuffle_vector(rows[i], rows[i + half], hi)
+        rows = new
+    return rows
+
+
+def _pow2(x: int) -> bool:
+    return x > 0 and x & (x - 1) == 0
+
+
+class _Builder:
+    """Emits the four functions of one dtype into ``module``."""
+
+    def __init__(self, module: ir.Module, cfg: GemmConfig):
+        self.m = module
+        self.cfg = cfg
+        self.t = ir.FloatType() if cfg.suffix == "f32" else ir.DoubleType()
+        self.tp = self.t.as_pointer()
+        self.vt = ir.VectorType(self.t, cfg.lanes)
+        self.vp = self.vt.as_pointer()
+        self.fma = self._intrinsic(f"llvm.fma.v{cfg.lanes}{cfg.suffix}", self.vt, [self.vt] * 3)
+        self.size = np.dtype(cfg.dtype).itemsize
+
+    def _intrinsic(self, name, ret, args):
+        fn = self.m.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.m, ir.FunctionType(ret, args), name=name)
+        return fn
+
+    def _function(self, name, args, internal=True):
+        types = {"i": _I64, "p": self.tp}
+        fn = ir.Function(self.m, ir.FunctionType(ir.VoidType(), [types[a[0]] for a in args]), name=name)
+        fn.attributes.add("nounwind")
+        if internal:
+            fn.linkage = "internal"
+        for a, n in zip(fn.args, args):
+            a.name = n[2:]
+        return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+    # -- the micro-kernel ------------------------------------------------------------------
+
+    def tile(self):
+        cfg, t, vt = self.cfg, self.t, self.vt
+        mr, nv, w, nr = cfg.mr, cfg.nv, cfg.lanes, cfg.nr
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile",
+                               ["i:kc", "p:ap", "p:bp", "p:c", "i:ldc", "i:rows", "i:cols", "i:acc"])
+        kc, ap, bp, c, ldc, rows, cols, acc = fn.args
+        for p in (ap, bp, c):
+            p.add_attribute("noalias")
+        undef = ir.Constant(vt, None)
+        splat0 = ir.Constant(ir.VectorType(_I32, w), [0] * w)
+
+        def kstep(cur, k):
+            bk = _gep(b, bp, b.mul(k, _c(nr)))
+            bv = [b.load(b.bitcast(_gep(b, bk, v * w), self.vp), align=self.size) for v in range(nv)]
+            ak = _gep(b, ap, b.mul(k, _c(mr)))
+            out = []
+            for r in range(mr):
+                s = b.load(_gep(b, ak, r))
+                sv = b.shuffle_vector(b.insert_element(undef, s, ir.Constant(_I32, 0)), undef, splat0)
+                out.append([b.call(self.fma, [sv, bv[v], cur[r][v]]) for v in range(nv)])
+            return out
+
+        def kloop(name, lo, hi, step, cur, steps):
+            pre = b.block
+            head = fn.append_basic_block(name + ".head")
+            body = fn.append_basic_block(name + ".body")
+            done = fn.append_basic_block(name + ".done")
+            b.branch(head)
+            b.position_at_end(head)
+            k = b.phi(_I64)
+            k.add_incoming(lo, pre)
+            phis = [[b.phi(vt) for _ in range(nv)] for _ in range(mr)]
+            for r in range(mr):
+                for v in range(nv):
+                    phis[r][v].add_incoming(cur[r][v], pre)
+            b.cbranch(b.icmp_signed("<", k, hi), body, done)
+            b.position_at_end(body)
+            new = phis
+            for u in range(steps):
+                new = kstep(new, b.add(k, _c(u)) if u else k)
+            k.add_incoming(b.add(k, _c(step)), b.block)
+            for r in range(mr):
+                for v in range(nv):
+                    phis[r][v].add_incoming(new[r][v], b.block)
+            b.branch(head)
+            b.position_at_end(done)
+            return phis
+
+        zero = ir.Constant(vt, [0.0] * w)
+        cur = [[zero] * nv for _ in range(mr)]
+        u = cfg.unroll
+        kmain = b.sub(kc, b.srem(kc, _c(u)))
+        cur = kloop("kmain", _c(0), kmain, u, cur, u)
+        cur = kloop("krest", kmain, kc, 1, cur, 1)
+
+        full = b.and_(b.icmp_signed("==", rows, _c(mr)), b.icmp_signed("==", cols, _c(nr)))
+        accumulate = b.icmp_signed("!=", acc, _c(0))
+        with b.if_else(full) as (then, otherwise):
+            with then:
+                for r in range(mr):
+                    row = _gep(b, c, b.mul(_c(r), ldc))
+                    for v in range(nv):
+                        p = b.bitcast(_gep(b, row, v * w), self.vp)
+                        old = b.select(accumulate, b.load(p, align=self.size), zero)
+                        b.store(b.fadd(old, cur[r][v]), p, align=self.size)
+            with otherwise:
+                with b.goto_entry_block():
+                    tmp = b.alloca(ir.ArrayType(t, mr * nr))
+                tp = b.bitcast(tmp, self.tp)
+                for r in range(mr):
+                    for v in range(nv):
+                        b.store(cur[r][v], b.bitcast(_gep(b, tp, r * nr + v * w), self.vp), align=self.size)
+
+                def row(r):
+                    def col(j):
+                        p = _gep(b, c, b.add(b.mul(r, ldc), j))
+                        x = b.load(_gep(b, tp, b.add(b.mul(r, _c(nr)), j)))
+                        old = b.select(accumulate, b.load(p), ir.Constant(t, 0.0))
+                        b.store(b.fadd(old, x), p)
+                    _loop(b, _c(0), cols, 1, col, "ecol")
+                _loop(b, _c(0), rows, 1, row, "erow")
+        b.ret_void()
+        return fn
+
+    # -- packing ---------------------------------------------------------------------------
+
+    def _zero_fill(self, b, out, k, width, first, name):
+        """out[p * width + j] = 0 for p < k, first <= j < width."""
+        def row(p):
+            _loop(b, first, _c(width), 1,
+                  lambda j: b.store(ir.Constant(self.t, 0.0), _gep(b, out, b.add(b.mul(p, _c(width)), j))),
+                  name + "j")
+        _loop(b, _c(0), k, 1, row, name + "p")
+
+    def _pack(self, name, width):
+        """A packing function ``f(extent, kc, src, s_in, s_k, dst)``: for each strip
+        of ``width`` indices i (zero padded past ``extent``),
+        ``dst[strip][p][i % width] = src[i * s_in + p * s_k]`` for p < kc.
+
+        Whole strips take a fast path: with ``s_in == 1`` a vector copy (k outer,
+        so every source line is read once), with ``s_k == 1`` ``group x lanes``
+        blocks transposed in registers.  The last partial strip and other strides
+        go one element at a time."""
+        cfg, t = self.cfg, self.t
+        w = cfg.lanes
+        fn, b = self._function(name, ["i:extent", "i:kc", "p:src", "i:s_in", "i:s_k", "p:dst"])
+        extent, kc, src, s_in, s_k, dst = fn.args
+        src.add_attribute("noalias")
+        dst.add_attribute("noalias")
+        chunk = w if width % w == 0 else width        # elements a vector copy moves
+        group = w if width % w == 0 else width        # indices transposed at once
+        can_transpose = _pow2(group) and group <= w
+        whole = b.mul(b.sdiv(extent, _c(width)), _c(width))
+
+        def vec(n):
+            return ir.VectorType(t, n).as_pointer()
+
+        def strip_out(i0):
+            return _gep(b, dst, b.mul(i0, kc))
+
+        def element(i0, out, i, p):
+            b.store(b.load(_gep(b, src, b.add(b.mul(b.add(i0, i), s_in), b.mul(p, s_k)))),
+                    _gep(b, out, b.add(b.mul(p, _c(width)), i)))
+
+        def scalar(i0, count):
+            out = strip_out(i0)
+            _loop(b, _c(0), kc, 1, lambda p: _loop(b, _c(0), count, 1, lambda i: element(i0, out, i, p), "psi"),
+                  "psp")
+            with b.if_then(b.icmp_signed("<", count, _c(width))):
+                self._zero_fill(b, out, kc, width, count, "psz")
+
+        def copy_rows():
+            # strips outer, k inner (the destination is written sequentially); narrow
+            # strips go `together` at a time so each read covers a whole vector
+            together = max(1, w // width) if w % width == 0 else 1
+            span = width * together
+            size = chunk * together
+
+            def strips(i0):
+                def row(p):
+                    s = _gep(b, src, b.add(b.mul(p, s_k), i0))
+                    for v in range(span // size):
+                        x = b.load(b.bitcast(_gep(b, s, v * size), vec(size)), align=self.size)
+                        for h in range(together):
+                            part = x if together == 1 else b.shuffle_vector(
+                                x, x, ir.Constant(ir.VectorType(_I32, chunk), list(range(h * chunk, (h + 1) * chunk))))
+                            d = _gep(b, strip_out(b.add(i0, _c(h * width))), b.add(b.mul(p, _c(width)), _c(v * size)))
+                            b.store(part, b.bitcast(d, vec(chunk)), align=self.size)
+                _loop(b, _c(0), kc, 1, row, "pcp")
+            grouped = b.mul(b.sdiv(whole, _c(span)), _c(span))
+            _loop(b, _c(0), grouped, span, strips, "pcs")
+            if together > 1:
+                def single(i0):
+                    def row(p):
+                        s = _gep(b, src, b.add(b.mul(p, s_k), i0))
+                        x = b.load(b.bitcast(s, vec(chunk)), align=self.size)
+                        b.store(x, b.bitcast(_gep(b, strip_out(i0), b.mul(p, _c(width))), vec(chunk)), align=self.size)
+                    _loop(b, _c(0), kc, 1, row, "pc1p")
+                _loop(b, grouped, whole, width, single, "pc1")
+
+        def transpose_strips():
+            kfull = b.sub(kc, b.srem(kc, _c(w)))
+            per = w // group                              # k's per transposed vector
+
+            def strip(i0):
+                out = strip_out(i0)
+
+                def block(p0):
+                    for g in range(width // group):
+                        rows = [b.load(b.bitcast(_gep(b, src, b.add(b.mul(b.add(i0, _c(g * group + r)), s_in), p0)),
+                                                 vec(w)), align=self.size) for r in range(group)]
+                        for q, v in enumerate(_transpose(b, rows)):
+                            for h in range(per):
+                                d = _gep(b, out, b.add(b.mul(b.add(p0, _c(q * per + h)), _c(width)), _c(g * group)))
+                                if per > 1:
+                                    v_h = b.shuffle_vector(v, v, ir.Constant(ir.VectorType(_I32, group),
+                                                                             list(range(h * group, (h + 1) * group))))
+                                else:
+                                    v_h = v
+                                b.store(v_h, b.bitcast(d, vec(group)), align=self.size)
+                _loop(b, _c(0), kfull, w, block, "ptb")
+                _loop(b, kfull, kc, 1, lambda p: _loop(b, _c(0), _c(width), 1,
+                                                       lambda i: element(i0, out, i, p), "pti"), "ptp")
+            _loop(b, _c(0), whole, width, strip, "pts")
+
+        with b.if_else(b.icmp_signed("==", s_in, _c(1))) as (then, otherwise):
+            with then:
+                copy_rows()
+            with otherwise:
+                if can_transpose:
+                    with b.if_else(b.icmp_signed("==", s_k, _c(1))) as (then2, otherwise2):
+                        with then2:
+                            transpose_strips()
+                        with otherwise2:
+                            _loop(b, _c(0), whole, width, lambda i0: scalar(i0, _c(width)), "pss")
+                else:
+                    _loop(b, _c(0), whole, width, lambda i0: scalar(i0, _c(width)), "pss")
+        with b.if_then(b.icmp_signed("<", whole, extent)):
+            scalar(whole, b.sub(extent, whole))
+        b.ret_void()
+        return fn
+
+    def pack_a(self):
+        """ap[i // mr][p][i % mr] = A[i, p] for i < mc, p < kc (zeros past mc)."""
+        return self._pack(f"ember_gemm_{self.cfg.suffix}_packa", self.cfg.mr)
+
+    def pack_b(self):
+        """bp[j // nr][p][j % nr] = B[p, j] for p < kc, j < nc (zeros past nc)."""
+        return self._pack(f"ember_gemm_{self.cfg.suffix}_packb", self.cfg.nr)
+
+    # -- the driver ------------------------------------------------------------------------
+
+    def gemm(self, tile, pack_a, pack_b, malloc, free):
+        cfg = self.cfg
+        mr, nr = cfg.mr, cfg.nr
+        fn, b = self._function(SYMBOLS[np.dtype(cfg.dtype)],
+                               ["i:m", "i:n", "i:k", "p:a", "i:rsa", "i:csa", "p:b", "i:rsb", "i:csb",
+                                "p:c", "i:ldc"], internal=False)
+        m, n, k, A, rsa, csa, B, rsb, csb, C, ldc = fn.args
+        ret = fn.append_basic_block("ret")
+        work = fn.append_basic_block("work")
+        empty = b.or_(b.icmp_signed("<=", m, _c(0)), b.icmp_signed("<=", n, _c(0)))
+        b.cbranch(empty, ret, work)
+        b.position_at_end(work)
+
+        with b.if_then(b.icmp_signed("<=", k, _c(0))):
+            # an empty sum: C = 0
+            def zrow(i):
+                _loop(b, _c(0), n, 1, lambda j: b.store(ir.Constant(self.t, 0.0),
+                                                         _gep(b, C, b.add(b.mul(i, ldc), j))), "zc")
+            _loop(b, _c(0), m, 1, zrow, "zr")
+            b.ret_void()
+
+        def blocks(extent, limit, multiple):
+            # equal blocks no larger than limit, rounded up to whole strips
+            count = b.sdiv(b.add(extent, _c(limit - 1)), _c(limit))
+            size = b.sdiv(b.add(extent, b.sub(count, _c(1))), count)
+            return b.mul(b.sdiv(b.add(size, _c(multiple - 1)), _c(multiple)), _c(multiple))
+
+        kcb = blocks(k, cfg.kc, 1)
+        mcb = blocks(m, cfg.mc, mr)
+        ncb = blocks(n, cfg.nc, nr)
+        a_len = b.mul(mcb, kcb)
+        total = b.add(a_len, b.mul(kcb, ncb))
+        raw = b.call(malloc, [b.add(b.mul(total, _c(self.size)), _c(64))])
+        with b.if_then(b.icmp_unsigned("==", raw, ir.Constant(_I8P, None))):
+            b.ret_void()   # out of memory; the caller checks nothing, so C is left as it was
+        aligned = b.and_(b.add(b.ptrtoint(raw, _I64), _c(63)), _c(-64))
+        Ap = b.inttoptr(aligned, self.tp)
+        Bp = _gep(b, Ap, a_len)
+
+        def jc_loop(jc):
+            nc = _min(b, ncb, b.sub(n, jc))
+
+            def pc_loop(pc):
+                kc = _min(b, kcb, b.sub(k, pc))
+                b.call(pack_b, [nc, kc, _gep(b, B, b.add(b.mul(pc, rsb), b.mul(jc, csb))), csb, rsb, Bp])
+                acc = b.zext(b.icmp_signed(">", pc, _c(0)), _I64)
+
+                def ic_loop(ic):
+                    mc = _min(b, mcb, b.sub(m, ic))
+                    b.call(pack_a, [mc, kc, _gep(b, A, b.add(b.mul(ic, rsa), b.mul(pc, csa))), rsa, csa, Ap])
+
+                    def jr_loop(jr):
+                        cols = _min(b, _c(nr), b.sub(nc, jr))
+                        bstrip = _gep(b, Bp, b.mul(jr, kc))
+
+                        def ir_loop(i):
+                            rows = _min(b, _c(mr), b.sub(mc, i))
+                            cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
+                            b.call(tile, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
+                        _loop(b, _c(0), mc, mr, ir_loop, "ir")
+                    _loop(b, _c(0), nc, nr, jr_loop, "jr")
+                _loop(b, _c(0), m, mcb, ic_loop, "ic")
+            _loop(b, _c(0), k, kcb, pc_loop, "pc")
+        _loop(b, _c(0), n, ncb, jc_loop, "jc")
+        b.call(free, [raw])
+        b.branch(ret)
+        b.position_at_end(ret)
+        b.ret_void()
+        return fn
+
+
+def build_ir(configs) -> str:
+    """IR text defining ``ember_gemm_<dtype>`` for each ``GemmConfig``.
+
+    Example::
+
+        text = build_ir([host_config(np.float32)])
+    """
+    module = ir.Module(name="ember_gemm")
+    malloc = ir.Function(module, ir.FunctionType(_I8P, [_I64]), name="ember_malloc")
+    free = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P]), name="ember_free")
+    for cfg in configs:
+        bld = _Builder(module, cfg)
+        bld.gemm(bld.tile(), bld.pack_a(), bld.pack_b(), malloc, free)
+    return str(module)
+
+
+def _register_libc():
+    libc = ctypes.CDLL(None)
+    for name, fn in (("ember_malloc", libc.malloc), ("ember_free", libc.free)):
+        compiler.register_symbol(name, ctypes.cast(fn, ctypes.c_void_p).value)
+
+
+@functools.lru_cache(maxsize=None)
+def _module(configs: tuple) -> compiler.CompiledModule:
+    _register_libc()
+    names = [SYMBOLS[np.dtype(c.dtype)] for c in configs]
+    return compiler.compile_ir(build_ir(configs), names)
+
+
+@functools.lru_cache(maxsize=None)
+def _host_module() -> compiler.CompiledModule:
+    return _module(tuple(host_config(dt) for dt in SYMBOLS))
+
+
+def address(dtype) -> int:
+    """Address of the host's compiled ``ember_gemm_f32``/``ember_gemm_f64``: C ABI
+    ``void (i64 m, i64 n, i64 k, T* a, i64 rsa, i64 csa, T* b, i64 rsb, i64 csb,
+    T* c, i64 ldc)``, computing ``c[i*ldc + j] = sum_p a[i*rsa + p*csa] * b[p*rsb + j*csb]``.
+
+    Example::
+
+        address(np.float32)   # an int
+    """
+    return _host_module()[SYMBOLS[np.dtype(dtype)]]
+
+
+def _provider(name: str) -> int | None:
+    for dt, sym in SYMBOLS.items():
+        if name == sym:
+            return address(dt)
+    return None
+
+
+compiler.register_symbol_provider(_provider)
+
+
+def use_blas() -> bool:
+    """True when ``EMBER_GEMM=blas`` routes native products to scipy's BLAS.
+
+    Example::
+
+        use_blas()   # False by default
+    """
+    return os.environ.get("EMBER_GEMM", "").strip().lower() == "blas"
+
+
+def declare(module: ir.Module, dtype) -> ir.Function:
+    """Declare ``ember_gemm_f32``/``ember_gemm_f64`` (see ``address``) in ``module``;
+    the symbol is bound to the compiled kernel when the module is loaded.
+
+    Example::
+
+        fn = declare(module, np.float32)
+        emit_call(builder, fn, False, False, m, n, k, a, k, b, n, c, n)
+    """
+    dt = np.dtype(dtype)
+    if dt not in SYMBOLS:
+        raise TypeError(f"ember's gemm supports float32 and float64, not {dt}")
+    name = SYMBOLS[dt]
+    fn = module.globals.get(name)
+    if fn is None:
+        t = (ir.FloatType() if dt == np.float32 else ir.DoubleType()).as_pointer()
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 3 + [t, _I64, _I64] * 2 + [t, _I64]),
+                         name=name)
+    return fn
+
+
+def emit_call(builder: ir.IRBuilder, fn, trans_a: bool, trans_b: bool, m, n, k, a, lda, b, ldb, c, ldc) -> None:
+    """Emit ``C = op(A) @ op(B)`` for row-major operands with leading dimensions
+    ``lda``/``ldb``/``ldc`` (``op(X)`` is ``X.T`` when its flag is set, read in
+    place through strides).  Sizes are Python ints or i64 values; ``a``, ``b``,
+    ``c`` pointers to the element type.
+
+    Example::
+
+        emit_call(bld, fn, False, True, 64, 64, 32, a, 32, bt, 32, c, 64)
+    """
+    v = lambda x: x if isinstance(x, ir.Value) else _c(x)  # noqa: E731
+    one = _c(1)
+    rsa, csa = (one, v(lda)) if trans_a else (v(lda), one)
+    rsb, csb = (one, v(ldb)) if trans_b else (v(ldb), one)
+    builder.call(fn, [v(m), v(n), v(k), a, rsa, csa, b, rsb, csb, c, v(ldc)])
+
+
+_FN = ctypes.CFUNCTYPE(None, *([ctypes.c_int64] * 3 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 2
+                               + [ctypes.c_void_p, ctypes.c_int64]))
+
+
+@functools.lru_cache(maxsize=None)
+def _callable(addr: int):
+    return _FN(addr)
+
+
+def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, config: GemmConfig | None = None) -> np.ndarray:
+    """``out[...] = a @ b`` for 2-d arrays of one float dtype, any strides on ``a``
+    and ``b``; ``out`` must be C-contiguous.  ``config`` compiles a kernel with
+    another tiling (tests use it to cover every register-tile shape).
+
+    Example::
+
+        matmul_into(a.T, b, c)     # a transposed operand is read in place
+    """
+    dt = np.dtype(out.dtype)
+    if dt not in SYMBOLS:
+        raise TypeError(f"ember's gemm supports float32 and float64, not {dt}")
+    if a.dtype != dt or b.dtype != dt:
+        raise TypeError(f"a ({a.dtype}), b ({b.dtype}) and out ({dt}) must have one dtype")
+    if a.ndim != 2 or b.ndim != 2 or out.ndim != 2:
+        raise ValueError(f"matmul_into takes 2-d arrays, got {a.shape}, {b.shape}, {out.shape}")
+    m, k = a.shape
+    k2, n = b.shape
+    if k != k2 or out.shape != (m, n):
+        raise ValueError(f"shape mismatch: a {a.shape} @ b {b.shape} into out {out.shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out must be a writeable C-contiguous array")
+    it = dt.itemsize
+    addr = address(dt) if config is None else _module((config,))[SYMBOLS[dt]]
+    _callable(addr)(m, n, k, a.ctypes.data, a.strides[0] // it, a.strides[1] // it,
+                    b.ctypes.data, b.strides[0] // it, b.strides[1] // it, out.ctypes.data, max(n, 1))
+    return out
