@@ -178,6 +178,7 @@ class _Builder:
         self.vp = self.vt.as_pointer()
         self.fma = self._intrinsic(f"llvm.fma.v{cfg.lanes}{cfg.suffix}", self.vt, [self.vt] * 3)
         self.size = np.dtype(cfg.dtype).itemsize
+        self.prefetch = self._intrinsic("llvm.prefetch.p0", ir.VoidType(), [_I8P, _I32, _I32, _I32])
 
     def _intrinsic(self, name, ret, args):
         fn = self.m.globals.get(name)
@@ -197,10 +198,13 @@ class _Builder:
 
     # -- the micro-kernel ------------------------------------------------------------------
 
-    def tile(self):
+    def tile(self, nv: int):
+        """The micro-kernel for an ``mr x (nv * lanes)`` tile (strips of packed B
+        are ``nr`` wide: narrower kernels serve the last strip of N, so that an
+        N of 1024 wastes no arithmetic on the padding of a 48-wide strip)."""
         cfg, t, vt = self.cfg, self.t, self.vt
-        mr, nv, w, nr = cfg.mr, cfg.nv, cfg.lanes, cfg.nr
-        fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile",
+        mr, w, nr = cfg.mr, cfg.lanes, cfg.nr
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile{nv}",
                                ["i:kc", "p:ap", "p:bp", "p:c", "i:ldc", "i:rows", "i:cols", "i:acc"])
         kc, ap, bp, c, ldc, rows, cols, acc = fn.args
         for p in (ap, bp, c):
@@ -252,16 +256,23 @@ class _Builder:
         cur = kloop("kmain", _c(0), kmain, u, cur, u)
         cur = kloop("krest", kmain, kc, 1, cur, 1)
 
-        full = b.and_(b.icmp_signed("==", rows, _c(mr)), b.icmp_signed("==", cols, _c(nr)))
+        full = b.and_(b.icmp_signed("==", rows, _c(mr)), b.icmp_signed("==", cols, _c(nv * w)))
         accumulate = b.icmp_signed("!=", acc, _c(0))
         with b.if_else(full) as (then, otherwise):
             with then:
-                for r in range(mr):
-                    row = _gep(b, c, b.mul(_c(r), ldc))
-                    for v in range(nv):
-                        p = b.bitcast(_gep(b, row, v * w), self.vp)
-                        old = b.select(accumulate, b.load(p, align=self.size), zero)
-                        b.store(b.fadd(old, cur[r][v]), p, align=self.size)
+                ptrs = [[b.bitcast(_gep(b, _gep(b, c, b.mul(_c(r), ldc)), v * w), self.vp) for v in range(nv)]
+                        for r in range(mr)]
+                # two store loops rather than a select: the first K slice must not read C
+                with b.if_else(accumulate) as (add, assign):
+                    with add:
+                        for r in range(mr):
+                            for v in range(nv):
+                                p = ptrs[r][v]
+                                b.store(b.fadd(b.load(p, align=self.size), cur[r][v]), p, align=self.size)
+                    with assign:
+                        for r in range(mr):
+                            for v in range(nv):
+                                b.store(cur[r][v], ptrs[r][v], align=self.size)
             with otherwise:
                 with b.goto_entry_block():
                     tmp = b.alloca(ir.ArrayType(t, mr * nr))
@@ -409,7 +420,7 @@ class _Builder:
 
     # -- the driver ------------------------------------------------------------------------
 
-    def gemm(self, tile, pack_a, pack_b, malloc, free):
+    def gemm(self, tiles, pack_a, pack_b, malloc, free):
         cfg = self.cfg
         mr, nr = cfg.mr, cfg.nr
         fn, b = self._function(SYMBOLS[np.dtype(cfg.dtype)],
@@ -464,11 +475,26 @@ class _Builder:
                         cols = _min(b, _c(nr), b.sub(nc, jr))
                         bstrip = _gep(b, Bp, b.mul(jr, kc))
 
-                        def ir_loop(i):
-                            rows = _min(b, _c(mr), b.sub(mc, i))
-                            cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
-                            b.call(tile, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
-                        _loop(b, _c(0), mc, mr, ir_loop, "ir")
+                        def strip(kernel):
+                            def ir_loop(i):
+                                rows = _min(b, _c(mr), b.sub(mc, i))
+                                cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
+                                b.call(kernel, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
+                            _loop(b, _c(0), mc, mr, ir_loop, "ir")
+
+                        # the narrowest kernel that covers the strip's columns
+                        vectors = b.sdiv(b.add(cols, _c(cfg.lanes - 1)), _c(cfg.lanes))
+                        done = fn.append_basic_block("jr.next")
+                        for v, kernel in enumerate(tiles[:-1], start=1):
+                            here, other = fn.append_basic_block(f"jr.nv{v}"), fn.append_basic_block("jr.wider")
+                            b.cbranch(b.icmp_signed("==", vectors, _c(v)), here, other)
+                            b.position_at_end(here)
+                            strip(kernel)
+                            b.branch(done)
+                            b.position_at_end(other)
+                        strip(tiles[-1])
+                        b.branch(done)
+                        b.position_at_end(done)
                     _loop(b, _c(0), nc, nr, jr_loop, "jr")
                 _loop(b, _c(0), m, mcb, ic_loop, "ic")
             _loop(b, _c(0), k, kcb, pc_loop, "pc")
@@ -492,7 +518,7 @@ def build_ir(configs) -> str:
     free = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P]), name="ember_free")
     for cfg in configs:
         bld = _Builder(module, cfg)
-        bld.gemm(bld.tile(), bld.pack_a(), bld.pack_b(), malloc, free)
+        bld.gemm([bld.tile(v) for v in range(1, cfg.nv + 1)], bld.pack_a(), bld.pack_b(), malloc, free)
     return str(module)
 
 

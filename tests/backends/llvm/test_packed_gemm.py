@@ -1,0 +1,177 @@
+"""ember's own packed gemm (backends/llvm/packed_gemm.py) against float64 numpy:
+every layout and stride, every edge of every blocking loop, every register-tile
+shape the host configurations use, and NaN/inf propagation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ember
+from ember import lax
+from ember.backends.llvm import packed_gemm
+from ember.backends.llvm.codegen import render_program, supports
+from ember.backends.kernels import schedule
+
+DTYPES = [np.float32, np.float64]
+
+
+def _tol(dtype, k):
+    eps = 1e-5 if dtype == np.float32 else 1e-12
+    return dict(rtol=eps * max(1, k) ** 0.5, atol=eps * max(1, k))
+
+
+def _operand(rng, rows, cols, dtype, layout):
+    """A rows x cols view: 'c' contiguous, 't' the transpose of a contiguous array,
+    's' every other column of a wider one, 'r' rows reversed (a negative stride)."""
+    if layout == "c":
+        return rng.standard_normal((rows, cols)).astype(dtype)
+    if layout == "t":
+        return rng.standard_normal((cols, rows)).astype(dtype).T
+    if layout == "s":
+        return rng.standard_normal((rows, 2 * cols + 1)).astype(dtype)[:, 1::2]
+    return rng.standard_normal((rows, cols)).astype(dtype)[::-1]
+
+
+def _check(m, n, k, dtype, la="c", lb="c", config=None, seed=0):
+    rng = np.random.default_rng(seed)
+    a = _operand(rng, m, k, dtype, la)
+    b = _operand(rng, k, n, dtype, lb)
+    out = np.full((m, n), np.nan, dtype)           # every element must be written
+    packed_gemm.matmul_into(a, b, out, config)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(out, want, **_tol(dtype, k))
+
+
+# register tiles of the host configurations (AVX-512, AVX2, 128-bit) and odd ones:
+# non-power-of-two rows take the element-wise packing path; tiny blocks put an edge
+# in every loop (N panels, K slices, M blocks, strips) at small sizes
+def _configs(dtype):
+    host = packed_gemm.host_config(dtype)
+    lanes = 16 if dtype == np.float32 else 8
+    half = lanes // 2
+    return {
+        "host": host,
+        "avx2": packed_gemm.GemmConfig(dtype, lanes=half, mr=4, nv=3),
+        "sse": packed_gemm.GemmConfig(dtype, lanes=half // 2, mr=4, nv=2),
+        "rows6": packed_gemm.GemmConfig(dtype, lanes=lanes, mr=6, nv=2, unroll=1),
+        "tiny-blocks": dataclasses.replace(host, kc=7, mc=2 * host.mr, nc=2 * host.nr + 1),
+    }
+
+
+SHAPES = [(1, 1, 1), (0, 5, 3), (5, 0, 3), (4, 6, 0), (1, 70, 1), (70, 1, 33), (8, 48, 16),
+          (9, 49, 17), (17, 95, 31), (33, 16, 300), (130, 100, 257)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("config", ["host", "avx2", "sse", "rows6", "tiny-blocks"])
+@pytest.mark.parametrize("m,n,k", SHAPES)
+def test_every_tile_shape_and_edge(dtype, config, m, n, k):
+    cfg = _configs(dtype)[config]
+    for la, lb in (("c", "c"), ("t", "t")):
+        _check(m, n, k, dtype, la, lb, cfg, seed=m * 7 + n * 3 + k)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("la", ["c", "t", "s", "r"])
+@pytest.mark.parametrize("lb", ["c", "t", "s", "r"])
+def test_every_operand_layout(dtype, la, lb):
+    # whole strips (fast packing paths) and a ragged edge, K above one slice
+    _check(150, 101, 300, dtype, la, lb, seed=3)
+    _check(150, 101, 300, dtype, la, lb, _configs(dtype)["tiny-blocks"], seed=4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(0, 80), n=st.integers(0, 120), k=st.integers(0, 80),
+       dtype=st.sampled_from(DTYPES), la=st.sampled_from("ctsr"), lb=st.sampled_from("ctsr"),
+       config=st.sampled_from(["host", "avx2", "tiny-blocks"]))
+def test_random_shapes_layouts_and_tiles(m, n, k, dtype, la, lb, config):
+    _check(m, n, k, dtype, la, lb, _configs(dtype)[config], seed=m + n + k)
+
+
+def test_large_square_products():
+    for dtype in DTYPES:
+        _check(520, 530, 540, dtype, "c", "c", seed=9)
+        _check(520, 530, 540, dtype, "t", "t", seed=10)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_nan_and_inf_propagate_like_numpy(dtype):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 30)).astype(dtype)
+    b = rng.standard_normal((30, 50)).astype(dtype)
+    a[3, 7] = np.nan
+    a[5, 2] = np.inf
+    b[4, 11] = -np.inf
+    b[9, 13] = np.nan
+    b[2, :] = 0.0            # inf * 0 = nan in row 5
+    out = np.empty((40, 50), dtype)
+    packed_gemm.matmul_into(a, b, out)
+    with np.errstate(invalid="ignore"):
+        want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(want))
+    np.testing.assert_array_equal(np.isposinf(out), np.isposinf(want))
+    np.testing.assert_array_equal(np.isneginf(out), np.isneginf(want))
+    finite = np.isfinite(want)
+    np.testing.assert_allclose(out[finite], want[finite], **_tol(dtype, 30))
+
+
+def test_an_empty_sum_writes_zeros():
+    out = np.full((3, 4), np.nan, np.float32)
+    packed_gemm.matmul_into(np.zeros((3, 0), np.float32), np.zeros((0, 4), np.float32), out)
+    np.testing.assert_array_equal(out, 0.0)
+
+
+def test_bad_arguments_are_reported():
+    f32 = np.zeros((2, 3), np.float32)
+    with pytest.raises(TypeError, match="float32 and float64"):
+        packed_gemm.matmul_into(np.zeros((2, 3), np.int32), np.zeros((3, 2), np.int32), np.zeros((2, 2), np.int32))
+    with pytest.raises(TypeError, match="one dtype"):
+        packed_gemm.matmul_into(f32, np.zeros((3, 2)), np.zeros((2, 2), np.float32))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        packed_gemm.matmul_into(f32, np.zeros((2, 2), np.float32), np.zeros((2, 2), np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        packed_gemm.matmul_into(f32, np.zeros((3, 4), np.float32), np.zeros((4, 2), np.float32).T)
+    with pytest.raises(ValueError, match="2-d"):
+        packed_gemm.matmul_into(np.zeros(3, np.float32), np.zeros((3, 2), np.float32), np.zeros(2, np.float32))
+    with pytest.raises(TypeError, match="float32 and float64"):
+        packed_gemm.host_config(np.float16)
+
+
+def test_host_configuration_fits_the_vector_registers():
+    for dtype in DTYPES:
+        cfg = packed_gemm.host_config(dtype)
+        assert cfg.nr % cfg.lanes == 0 and cfg.lanes * np.dtype(dtype).itemsize in (16, 32, 64)
+        # accumulators + B vectors + one broadcast within the register file
+        regs = 32 if cfg.lanes * np.dtype(dtype).itemsize == 64 else 16
+        assert cfg.mr * cfg.nv + cfg.nv + 1 <= regs
+
+
+def _product_graph():
+    x = np.ones((4, 5), np.float32)
+    return ember.make_graph(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))))(x, x.T)
+
+
+def test_programs_call_the_packed_gemm_by_default(monkeypatch):
+    monkeypatch.delenv("EMBER_GEMM", raising=False)
+    text, _ = render_program(schedule(_product_graph(), supports), "m")
+    assert packed_gemm.SYMBOLS[np.dtype(np.float32)] in text and "sgemm" not in text
+
+
+def test_ember_gemm_blas_routes_products_to_scipy(monkeypatch):
+    from ember.backends.llvm import blas
+    if not blas.available():
+        pytest.skip("no scipy BLAS")
+    monkeypatch.setenv("EMBER_GEMM", "blas")
+    text, _ = render_program(schedule(_product_graph(), supports), "m")
+    assert blas.SYMBOLS[np.dtype(np.float32)] in text and "ember_gemm" not in text
+    from ember.backends.llvm.executable import compile_graph
+    g = _product_graph()
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((4, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+    (got,) = compile_graph(g)(a, b)
+    np.testing.assert_allclose(np.asarray(got), a @ b, rtol=1e-5, atol=1e-5)
