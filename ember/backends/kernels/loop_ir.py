@@ -328,8 +328,8 @@ class RowKernel:
 
 @dataclass
 class GemmKernel:
-    """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through BLAS gemm, called from
-    native code: `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
+    """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through a gemm called from
+    native code (the backend's own, or BLAS): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
     when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
     range is `tasks` = batch x row blocks x column blocks; a task computes an
     `mblock` x `nblock` block of one product."""

@@ -13,8 +13,8 @@ Fusion rules:
   cheap values (adds, broadcasts) are recomputed;
 - a reduction result is always materialised, so every consumer (e.g. softmax's
   shift and normalisation) sees bit-identical values;
-- float32/float64 `dot_general` is a `GemmKernel`: BLAS called from native code,
-  on operands laid out as [batch, rows, k] (or transposed, which BLAS reads
+- float32/float64 `dot_general` is a `GemmKernel`: a gemm called from native code,
+  on operands laid out as [batch, rows, k] (or transposed, which the gemm reads
   directly); an operand in another layout is copied once by a fused map kernel,
   and a product whose only use is a transpose is computed transposed;
 - consecutive kernels over the same leading (row) dimensions whose reads of each
@@ -65,7 +65,7 @@ EXPENSIVE = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", 
 GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 # A product is cut into a grid of one block per thread (fewer when small: a block
 # is at least GEMM_MIN_BLOCK_FLOPS of work and GEMM_MIN_BLOCK rows or columns
-# wide).  Every block is a BLAS call that packs its rows of A and its columns of
+# wide).  Every block is a gemm call that packs its rows of A and its columns of
 # B again, so of the grids with that many blocks the one packing the least
 # (column blocks x |A| + row blocks x |B|) is taken.  More blocks than threads
 # would balance better on a busy machine but measured slower on a quiet one

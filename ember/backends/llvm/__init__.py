@@ -9,6 +9,8 @@ This package is the only place in ember that imports llvmlite.
 * ``runtime``  the kernel ABI ``void kernel(i64 start, i64 stop, i8** args)``,
   launchers and the persistent worker pool
 * ``blas``     sgemm/dgemm from scipy's BLAS, from Python and from generated IR
+* ``packed_gemm`` ember's own matrix multiply (packed, register-tiled), which
+  generated programs call for products and convolutions
 * ``loops``    hand-written elementwise and row-sum kernels (tests, benchmarks)
 
 Example::
@@ -18,7 +20,7 @@ Example::
     eb.KernelLauncher(cm["k"], 2).prepare([x, y]).run(x.size)
 """
 
-from . import blas, compiler, loops, mathlib, runtime, target
+from . import blas, compiler, loops, mathlib, packed_gemm, runtime, target
 from .blas import declare_gemm, emit_batched_gemm, emit_gemm_call, gemm, gemm_address, matmul
 from .compiler import (CompiledModule, cache_dir, cache_enabled, cache_key, cache_stats,
                        clear_memory_cache, compile_ir, inspect_ir, register_symbol,
@@ -30,7 +32,7 @@ from .runtime import (KERNEL_SIGNATURE, KernelLauncher, PreparedCall, ThreadPool
 from .target import (add_target_attributes, host_fingerprint, host_target_machine)
 
 __all__ = [
-    "blas", "compiler", "loops", "mathlib", "runtime", "target",
+    "blas", "compiler", "loops", "mathlib", "packed_gemm", "runtime", "target",
     "compile_ir", "inspect_ir", "CompiledModule", "cache_key", "cache_dir", "cache_enabled",
     "cache_stats", "clear_memory_cache", "register_symbol", "register_symbol_provider",
     "emit_math", "MATH_FUNCTIONS", "MathFunction",
