@@ -1,9 +1,10 @@
 """CPU workloads of the LLVM backend against numpy, and JAX / PyTorch when installed.
 
 Every library runs with the same thread count (EMBER_NUM_THREADS, OPENBLAS_NUM_THREADS,
-torch.set_num_threads, XLA flags).  Prints the median of several runs (ms; us for
+torch.set_num_threads, XLA flags).  Prints the median of several rounds (ms; us for
 the tiny call) and ember's time divided by each library's, all from the same run
-(below 1.00x ember is faster).  Inputs live on each library's own device arrays.
+(below 1.00x ember is faster); each round times every library once, interleaved
+(see `measure`).  Inputs live on each library's own device arrays.
 
 Run:  python benchmarks/bench_cpu.py [--threads 2] [--repeat 7] [--only chain,sum]
 """
@@ -24,19 +25,38 @@ def _setup_threads(n: int):
                                        f"intra_op_parallelism_threads={n}")
 
 
-def timeit(fn, repeat, number=1):
-    fn()  # warm up (compiles)
-    fn()
-    # let other libraries' idle threads (OpenBLAS, OpenMP, Eigen spin for a while
-    # after their last job) go to sleep before timing this one
-    time.sleep(0.2)
-    times = []
-    for _ in range(repeat):
+def measure(fns: dict, repeat: int, number: int = 1, rounds: int = 3) -> dict:
+    """Median seconds per call of each function, over ``rounds`` rounds.
+
+    Each round gives every library a block of ``repeat`` timings, in an order
+    that rotates from round to round, so a slow spell of this shared machine
+    lands on all of them alike.  A block starts with a pause that lets the
+    previous library's idle threads (OpenMP, Eigen and ember's pool spin for a
+    while after their last job) go to sleep, then ~30 ms of untimed calls that
+    wake this library's threads and bring the cores back to speed; each timing
+    covers enough calls for ~2 ms."""
+    names = list(fns)
+    calls = {}
+    for k, f in fns.items():   # compile / warm up
+        f()
         t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times) * 1e3
+        f()
+        calls[k] = max(number, int(2e-3 / max(time.perf_counter() - t0, 1e-7)))
+    samples = {k: [] for k in names}
+    for r in range(rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            f = fns[k]
+            time.sleep(0.2)
+            t_end = time.perf_counter() + 0.03
+            f()
+            while time.perf_counter() < t_end:
+                f()
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                for _ in range(calls[k]):
+                    f()
+                samples[k].append((time.perf_counter() - t0) / calls[k])
+    return {k: statistics.median(v) for k, v in samples.items()}
 
 
 LIBS = ("numpy", "jax", "torch")
@@ -75,11 +95,9 @@ def main():
     def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, number=1, unit="ms"):
         if only and name.split()[0] not in only:
             return
-        scale = 1e3 if unit == "us" else 1.0
-        r = {"name": name, "unit": unit, "ember": timeit(ember_fn, args.repeat, number) * scale}
-        for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn)):
-            if f is not None:
-                r[k] = timeit(f, args.repeat, number) * scale
+        scale = 1e6 if unit == "us" else 1e3
+        fns = {"ember": ember_fn, **{k: f for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn)) if f is not None}}
+        r = {"name": name, "unit": unit, **{k: t * scale for k, t in measure(fns, args.repeat, number).items()}}
         rows.append(r)
         times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
         ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if k in r else f"{'-':>7s}" for k in LIBS)

@@ -135,6 +135,25 @@ def test_reductions(shape, axes, op, dtype):
     assert_same(got, ref, transcendental=op in ("reduce_sum", "reduce_prod"))
 
 
+@pytest.mark.parametrize("dtype", [np.float16, BF16, np.float32, np.float64])
+@pytest.mark.parametrize("op", ["reduce_max", "reduce_min"])
+def test_float_extrema_with_nan_inf_and_signed_zeros(op, dtype):
+    # max/min reductions run on integer order keys: NaN anywhere wins, infinities
+    # order, and a row of zeros keeps IEEE's -0 < +0 (the sign numpy leaves open)
+    rows = [[1.0, np.nan, 3.0, -2.0], [-np.inf, -np.inf, -np.inf, -np.inf], [np.inf, 1.0, -np.inf, 0.0],
+            [-0.0, 0.0, -0.0, -0.0], [-0.0, -0.0, -0.0, -0.0], [np.nan, np.nan, np.nan, np.nan],
+            [-5.0, -3.0, -7.0, -1e-3], [2.0, 1e4, 3.0, np.nan]]
+    x = np.array(rows * 9, np.float64)[:, [0, 1, 2, 3] * 5].astype(dtype)   # (72, 20)
+    for axes in ((1,), (0,), (0, 1)):
+        got, ref, _ = run_both(lambda v: getattr(lax, op)(v, axes), x)
+        a, b = np.asarray(got[0]).astype(np.float64), np.asarray(ref[0]).astype(np.float64)
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_array_equal(a[~np.isnan(a)], b[~np.isnan(b)])
+    (m,) = run_both(lambda v: getattr(lax, op)(v, (1,)), x)[0]
+    zeros = np.asarray(m).astype(np.float64)[3::8]
+    assert np.all(zeros == 0) and np.all(np.signbit(zeros) == (op == "reduce_min"))
+
+
 def test_bool_reductions_and_select():
     x = np.random.default_rng(5).random((5, 6)) < 0.5
     for op in ("reduce_and", "reduce_or"):

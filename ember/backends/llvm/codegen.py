@@ -567,22 +567,51 @@ class _KernelEmitter:
                 self.loop(lo, hi, body, f"i{d}")
         level(0, None)
 
+    def _order_key(self, x, op):
+        """The float `x` as a signed integer whose order is IEEE 754's maximum/minimum
+        order (-0 < +0), NaN mapped to the integer that wins `op`.  A float max
+        (min) reduction runs on these keys: one integer max per element with a
+        one-cycle dependency, where `llvm.maximum` is a chain of six instructions
+        (signed zeros and NaN) that bounds the loop by latency.  The map is its own
+        inverse on non-NaN keys (`_from_order_key`)."""
+        b = self.b
+        ity = ir.IntType(64 if isinstance(x.type, ir.DoubleType) else 32)
+        bits = b.bitcast(x, ity)
+        key = b.xor(bits, b.and_(b.ashr(bits, ir.Constant(ity, ity.width - 1)),
+                                 ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
+        nan_key = ir.Constant(ity, (1 << (ity.width - 1)) - 1 if op == "max" else 1 << (ity.width - 1))
+        return b.select(b.fcmp_unordered("uno", x, x), nan_key, key)
+
+    def _from_order_key(self, key, ty):
+        b = self.b
+        ity = key.type
+        bits = b.xor(key, b.and_(b.ashr(key, ir.Constant(ity, ity.width - 1)),
+                                 ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
+        return b.bitcast(bits, ty)
+
     def _reduce_row(self, k):
         """A register-accumulated reduction for the kept index bound in `self.vars`."""
         b = self.b
         acc_dt = _acc_dtype(k.dtype)
-        acc = self._alloca(compute_type(acc_dt))
+        keyed = k.op in ("max", "min") and _is_float(acc_dt)
+        ty = compute_type(acc_dt)
+        acc = self._alloca(ir.IntType(64 if ty == F64 else 32) if keyed else ty)
 
         def inner_red():
             v = self.value(k.body)
             v = self.convert(v, self.dtype_of(k.body), acc_dt) if self.dtype_of(k.body) != acc_dt else v
-            b.store(self.combine(k.op, b.load(acc), v, acc_dt), acc)
+            if keyed:
+                key, cur = self._order_key(v, k.op), b.load(acc)
+                b.store(b.select(b.icmp_signed(">" if k.op == "max" else "<", key, cur), key, cur), acc)
+            else:
+                b.store(self.combine(k.op, b.load(acc), v, acc_dt), acc)
 
-        b.store(self.identity(k.op, acc_dt), acc)
+        init = self.identity(k.op, acc_dt)
+        b.store(self._order_key(init, k.op) if keyed else init, acc)
         self._forget()
         self.nest([k.space[i] for i in k.axes], inner_red, first_parallel=False, ids=k.axes)
         self._forget()
-        res = b.load(acc)
+        res = self._from_order_key(b.load(acc), ty) if keyed else b.load(acc)
         kept = k.kept
         out_idx = self.index(linearize(tuple(E("v", i) for i in kept), [k.space[i] for i in kept]))
         self.store(k.out, out_idx, self.convert(res, acc_dt, k.dtype), k.dtype)

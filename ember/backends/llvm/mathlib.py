@@ -33,6 +33,7 @@ truncate.  See ``MATH_FUNCTIONS`` for accuracy and the domain notes.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -40,6 +41,7 @@ from typing import Callable, Sequence
 import llvmlite.ir as ir
 
 from . import _coefficients as C
+from . import target
 
 __all__ = ["emit", "MATH_FUNCTIONS", "MathFunction", "supported", "F32_VIA_F64", "TRIG_LIMIT"]
 
@@ -132,6 +134,11 @@ def supported(name: str) -> bool:
 
 # ---------------------------------------------------------------------------
 # emitter helpers
+
+
+@functools.lru_cache(maxsize=None)
+def _vector_ldexp() -> bool:
+    return target.host_has_feature("avx512f")
 
 
 class _M:
@@ -269,9 +276,20 @@ class _M:
         return self.from_bits(self.b.shl(e, self.ci(self.mant)))
 
     def ldexp(self, p, k):
-        """p * 2**k for k up to about +-2*bias: the scale is split in two so
-        each factor is a normal number and the only rounding is the last
-        multiply (which then also rounds subnormal results correctly)."""
+        """p * 2**k for k up to about +-2*bias, rounded once.
+
+        With AVX-512 this is ``llvm.ldexp``, which vectorises to one
+        ``vscalefps`` (2 instructions instead of 8, a quarter of an ``exp``);
+        elsewhere that intrinsic becomes a libm call per lane, so the scale is
+        split in two so each factor is a normal number and the only rounding is
+        the last multiply (which then also rounds subnormal results correctly)."""
+        if _vector_ldexp():
+            i32 = ir.IntType(32)
+            name = f"llvm.ldexp.{self.tag}.i32"
+            fn = self.module.globals.get(name)
+            if fn is None:
+                fn = ir.Function(self.module, ir.FunctionType(self.ty, [self.ty, i32]), name=name)
+            return self.b.call(fn, [p, self.b.trunc(k, i32) if self.f64 else k])
         k1 = self.b.ashr(k, self.ci(1))
         k2 = self.b.sub(k, k1)
         return self.mul(self.mul(p, self.pow2(k1)), self.pow2(k2))
