@@ -59,7 +59,7 @@ def measure(fns: dict, repeat: int, number: int = 1, rounds: int = 3) -> dict:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
-LIBS = ("numpy", "jax", "torch")
+LIBS = ("numpy", "jax", "torch", "tcomp")   # tcomp: torch.compile (with --torch-compile)
 
 
 def main():
@@ -67,6 +67,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--only", default="")
+    ap.add_argument("--torch-compile", action="store_true",
+                    help="add a torch.compile column (compiles take ~10-60 s each)")
     args = ap.parse_args()
     _setup_threads(args.threads)
 
@@ -92,11 +94,18 @@ def main():
     print(f"{'workload':30s} {'ember':>9s} " + " ".join(f"{k:>9s}" for k in LIBS)
           + "   " + " ".join(f"{'/' + k:>7s}" for k in LIBS))
 
-    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, number=1, unit="ms"):
+    def tc(make):
+        """torch.compile(make()) when --torch-compile is given (make builds the eager function)."""
+        if torch is None or not args.torch_compile:
+            return None
+        return torch.compile(make())
+
+    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, tcomp_fn=None, number=1, unit="ms"):
         if only and name.split()[0] not in only:
             return
         scale = 1e6 if unit == "us" else 1e3
-        fns = {"ember": ember_fn, **{k: f for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn)) if f is not None}}
+        fns = {"ember": ember_fn, **{k: f for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn, tcomp_fn))
+                                     if f is not None}}
         r = {"name": name, "unit": unit, **{k: t * scale for k, t in measure(fns, args.repeat, number).items()}}
         rows.append(r)
         times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
@@ -113,13 +122,16 @@ def main():
     bench("chain 1e7 f32", lambda: chain(xe),
           lambda: np.tanh(x * 2.0 + 1.0) * (1 / (1 + np.exp(-x))) + np.exp(-x * x),
           (lambda: jchain(xj).block_until_ready()) if jax else None,
-          (lambda: torch.tanh(xt * 2.0 + 1.0) * torch.sigmoid(xt) + torch.exp(-xt * xt)) if torch else None)
+          (lambda: torch.tanh(xt * 2.0 + 1.0) * torch.sigmoid(xt) + torch.exp(-xt * xt)) if torch else None,
+          (lambda f: f and (lambda: f(xt)))(tc(lambda: lambda v: torch.tanh(v * 2.0 + 1.0) * torch.sigmoid(v)
+                                               + torch.exp(-v * v))))
 
     # 2. sum
     s = ember.jit(lambda v: enp.sum(v))
     js = jax.jit(jnp.sum) if jax else None
     bench("sum 1e7 f32", lambda: s(xe), lambda: x.sum(),
-          (lambda: js(xj).block_until_ready()) if jax else None, (lambda: xt.sum()) if torch else None)
+          (lambda: js(xj).block_until_ready()) if jax else None, (lambda: xt.sum()) if torch else None,
+          (lambda f: f and (lambda: f(xt)))(tc(lambda: lambda v: v.sum())))
 
     # 3. row sums
     m = rng.standard_normal((4096, 4096)).astype(np.float32)
@@ -129,7 +141,8 @@ def main():
     mj = jnp.asarray(m) if jax else None
     mt = torch.from_numpy(m) if torch else None
     bench("rowsum 4096x4096", lambda: rs(me), lambda: m.sum(axis=1),
-          (lambda: jrs(mj).block_until_ready()) if jax else None, (lambda: mt.sum(1)) if torch else None)
+          (lambda: jrs(mj).block_until_ready()) if jax else None, (lambda: mt.sum(1)) if torch else None,
+          (lambda f: f and (lambda: f(mt)))(tc(lambda: lambda v: v.sum(1))))
 
     # 4. softmax
     a = rng.standard_normal((4096, 1024)).astype(np.float32)
@@ -148,7 +161,8 @@ def main():
         return e / e.sum(axis=1, keepdims=True)
     bench("softmax 4096x1024", lambda: sm(ae), lambda: np_softmax(a),
           (lambda: jsm(aj).block_until_ready()) if jax else None,
-          (lambda: torch.softmax(at, 1)) if torch else None)
+          (lambda: torch.softmax(at, 1)) if torch else None,
+          (lambda f: f and (lambda: f(at)))(tc(lambda: lambda v: torch.softmax(v, 1))))
 
     # 5. matmul
     p = rng.standard_normal((1024, 1024)).astype(np.float32)
@@ -158,7 +172,8 @@ def main():
     pj = jnp.asarray(p) if jax else None
     pt = torch.from_numpy(p) if torch else None
     bench("matmul 1024", lambda: mm(pe, pe), lambda: p @ p,
-          (lambda: jmm(pj, pj).block_until_ready()) if jax else None, (lambda: pt @ pt) if torch else None)
+          (lambda: jmm(pj, pj).block_until_ready()) if jax else None, (lambda: pt @ pt) if torch else None,
+          (lambda f: f and (lambda: f(pt, pt)))(tc(lambda: lambda u, v: u @ v)))
 
     # 6. MLP train step
     sizes = [784, 512, 512, 10]
@@ -215,8 +230,23 @@ def main():
             grads = torch.autograd.grad(loss, [p for wb in tparams for p in wb])
             with torch.no_grad():
                 return [p - 0.01 * g for p, g in zip([p for wb in tparams for p in wb], grads)], loss
+    tcstep = None
+    if torch and args.torch_compile:
+        def tloss(ps, xv, yv):
+            h = xv
+            for w, b in ps[:-1]:
+                h = torch.relu(h @ w + b)
+            w, b = ps[-1]
+            return torch.nn.functional.cross_entropy(h @ w + b, yv)
+
+        def tsgd(ps, xv, yv):
+            g, loss = torch.func.grad_and_value(tloss)(ps, xv, yv)
+            return [(w - 0.01 * gw, b - 0.01 * gb) for (w, b), (gw, gb) in zip(ps, g)], loss
+        tcs = torch.compile(tsgd)
+        tps = [(w.detach(), b.detach()) for w, b in tparams]
+        tcstep = lambda: tcs(tps, txb, tyb)  # noqa: E731
     bench("mlp-step b128", lambda: step(params, xb, yb), None,
-          (lambda: jax.block_until_ready(jstep(jparams, jxb, jyb))) if jax else None, tstep)
+          (lambda: jax.block_until_ready(jstep(jparams, jxb, jyb))) if jax else None, tstep, tcstep)
     if not only or "mlp-step" in only:
         print(f"{'mlp-step first call (trace+compile)':34s} {compile_ms:8.1f} ms")
 
@@ -233,8 +263,10 @@ def main():
         tpex_fn = tf.vmap(tf.grad(lambda w, v: torch.sum(torch.tanh(v @ w) ** 2)), in_dims=(None, 0))
         tpex = lambda: tpex_fn(tw1, txs)  # noqa: E731
     jw1, jxs = (jnp.asarray(w1_np), jnp.asarray(xs_np)) if jax else (None, None)
+    tcpex = tc(lambda: tf.vmap(tf.grad(lambda w, v: torch.sum(torch.tanh(v @ w) ** 2)), in_dims=(None, 0)))
     bench("per-example-grads b256", lambda: pex(w1, xs), None,
-          (lambda: jpex(jw1, jxs).block_until_ready()) if jax else None, tpex)
+          (lambda: jpex(jw1, jxs).block_until_ready()) if jax else None, tpex,
+          tcpex and (lambda: tcpex(tw1, txs)))
 
     # 8. Hessian of a 200-dim function
     hv_np = rng.standard_normal(200).astype(np.float32)
@@ -247,7 +279,9 @@ def main():
         thv = torch.from_numpy(hv_np)
         thess_fn = torch.func.hessian(lambda v: torch.sum(torch.tanh(v) ** 2) + torch.sum(v) ** 2)
         thess = lambda: thess_fn(thv)  # noqa: E731
-    bench("hessian 200", lambda: hess(hv), None, (lambda: jhess(jhv).block_until_ready()) if jax else None, thess)
+    tchess = tc(lambda: torch.func.hessian(lambda v: torch.sum(torch.tanh(v) ** 2) + torch.sum(v) ** 2))
+    bench("hessian 200", lambda: hess(hv), None, (lambda: jhess(jhv).block_until_ready()) if jax else None, thess,
+          tchess and (lambda: tchess(thv)))
 
     # 9. conv2d
     img = rng.standard_normal((32, 3, 64, 64)).astype(np.float32)
@@ -256,10 +290,11 @@ def main():
     conv = ember.jit(lambda u, k: lax.conv_general_dilated(u, k, (1, 1), "SAME"))
     jconv = jax.jit(lambda u, k: jax.lax.conv_general_dilated(u, k, (1, 1), "SAME")) if jax else None
     jimg, jker = (jnp.asarray(img), jnp.asarray(ker)) if jax else (None, None)
+    timg, tker = (torch.from_numpy(img), torch.from_numpy(ker)) if torch else (None, None)
     bench("conv2d b32 3->64 64x64", lambda: conv(eimg, eker), None,
           (lambda: jconv(jimg, jker).block_until_ready()) if jax else None,
-          (lambda: torch.nn.functional.conv2d(torch.from_numpy(img), torch.from_numpy(ker), padding=1))
-          if torch else None)
+          (lambda: torch.nn.functional.conv2d(timg, tker, padding=1)) if torch else None,
+          (lambda f: f and (lambda: f(timg, tker)))(tc(lambda: lambda u, k: torch.nn.functional.conv2d(u, k, padding=1))))
 
     # 10. third derivative on 1e5 points
     pts_np = rng.standard_normal(100_000).astype(np.float32)
@@ -267,7 +302,10 @@ def main():
     d3 = ember.jit(ember.vmap(ember.grad(ember.grad(ember.grad(lambda t: enp.sin(t) * t)))))
     jd3 = jax.jit(jax.vmap(jax.grad(jax.grad(jax.grad(lambda t: jnp.sin(t) * t))))) if jax else None
     jpts = jnp.asarray(pts_np) if jax else None
-    bench("third-derivative 1e5", lambda: d3(pts), None, (lambda: jd3(jpts).block_until_ready()) if jax else None)
+    tpts = torch.from_numpy(pts_np) if torch else None
+    td3 = tc(lambda: torch.func.vmap(torch.func.grad(torch.func.grad(torch.func.grad(lambda t: torch.sin(t) * t)))))
+    bench("third-derivative 1e5", lambda: d3(pts), None, (lambda: jd3(jpts).block_until_ready()) if jax else None,
+          None, td3 and (lambda: td3(tpts)))
 
     # 11. jitted tiny call
     tiny = ember.jit(lambda v: v + 1.0)

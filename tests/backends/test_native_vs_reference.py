@@ -205,6 +205,37 @@ def test_softmax_schedule_materialises_reductions_once():
     assert [type(m).__name__ for m in row.members] == kinds
 
 
+def test_shared_expensive_value_stays_fused_when_its_uses_meet_in_one_kernel():
+    x = np.random.default_rng(9).standard_normal((5, 40)).astype(np.float32)
+
+    def one_kernel(v):           # sin used three times, all elementwise into one output
+        s = lax.sin(v)
+        return lax.add(lax.mul(s, v), lax.sub(lax.mul(s, s), lax.cos(v)))
+
+    def two_kernels(v):          # e feeds an output and a reduction: two kernels read it
+        e = lax.exp(v)
+        return lax.mul(e, np.float32(2)), lax.reduce_sum(e, (1,))
+
+    def moved(v):                # e read at two indices (a reversal): stored once
+        e = lax.exp(v)
+        return lax.add(e, lax.rev(e, (1,)))
+
+    def summed(v):               # every use flows into one reduction: fused into it
+        t = lax.tanh(v)
+        return lax.reduce_sum(lax.mul(t, lax.add(t, np.float32(1))), (1,))
+
+    for f, kernels, exps in ((one_kernel, 1, 0), (two_kernels, 3, 1), (moved, 2, 1), (summed, 1, 0)):
+        got, ref, g = run_both(f, x)
+        assert_same(got, ref, transcendental=True)
+        steps = schedule(g, supports, fuse_rows=False).steps
+        assert len(steps) == kernels, (f.__name__, [type(s).__name__ for s in steps])
+        # the shared value gets a buffer of its own only where two kernels (or two
+        # indices) read it
+        stored = [s for s in steps if isinstance(s, MapKernel) and s.body[0] == "op"
+                  and s.body[1] in ("exp", "sin", "tanh")]
+        assert len(stored) == exps, f.__name__
+
+
 def test_library_steps_inside_native_program():
     x = np.random.default_rng(8).standard_normal((40, 50)).astype(np.float32)
     got, ref, g = run_both(lambda v: lax.tanh(lax.dot_general(v, v, (((1,), (1,)), ((), ())))), x)

@@ -9,7 +9,8 @@ Fusion rules:
   reduction whose outermost loop would not be parallel (a full sum, a column sum
   over many rows) is split into per-chunk partial results and a small final one;
 - a fused value with several consumers is materialised when it is expensive
-  (it contains a transcendental or a division) so it is computed once;
+  (it contains a transcendental or a division) so it is computed once, unless
+  all its consumers end in one kernel (elementwise), which computes it once;
   cheap values (adds, broadcasts) are recomputed;
 - a reduction result is always materialised, so every consumer (e.g. softmax's
   shift and normalisation) sees bit-identical values;
@@ -179,6 +180,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                 if (type(x) is Var and _layout_of(x.aval.shape, perms) is not None
                         and not (x in producer and producer[x].prim.name in _RESHAPES)):
                     materialized.add(x)
+    shared = []   # materialised because expensive and used more than once
     for eq in g.equations:
         if kinds[id(eq)] in ("lib", "gemm") or id(eq) in absorbed:
             continue
@@ -188,8 +190,19 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                 materialized.add(eq.inputs[0])  # patches read each input element ~k^2 times
             continue
         v = eq.outputs[0]
-        if kinds[id(eq)] == "reduce" or v in out_set or (uses.get(v, 0) > 1 and is_expensive(v)):
+        if kinds[id(eq)] == "reduce" or v in out_set:
             materialized.add(v)
+        elif uses.get(v, 0) > 1 and is_expensive(v):
+            materialized.add(v)
+            shared.append(v)
+    # A value kept only for its several uses needs no buffer when all of them end,
+    # through elementwise ops over its own shape, in one kernel: that kernel reads
+    # it at one index per element, so the hash-consed expression is computed once
+    # (the third derivative of sin(t)*t: one pass, not sin stored and read back).
+    # Latest first, so what a value flows into is settled before the value.
+    for v in reversed(shared):
+        if _single_root(v, consumers, kinds, materialized, absorbed) is not None:
+            materialized.discard(v)
     steps = []
     counter = [0]
 
@@ -348,6 +361,30 @@ def _layout_of(shape, perms):
         if dims == sorted(dims):
             return bool(t)
     return None
+
+
+def _single_root(v, consumers, kinds, materialized, absorbed):
+    """The one kernel root every use of `v` flows into through same-shape elementwise
+    ops (a materialised value, or a reduction of such a value), else None."""
+    roots, seen, stack = set(), {v}, [v]
+    while stack:
+        u = stack.pop()
+        for c in consumers.get(u, ()):
+            w = c.outputs[0]
+            if kinds[id(c)] == "reduce" and c.inputs[0] is u:
+                roots.add(w)
+            elif (kinds[id(c)] == "fuse" and c.prim.name in ELEMENTWISE and id(c) not in absorbed
+                  and len(c.outputs) == 1 and w.aval.shape == u.aval.shape):
+                if w in materialized:
+                    roots.add(w)
+                elif w not in seen:
+                    seen.add(w)
+                    stack.append(w)
+            else:
+                return None
+            if len(roots) > 1:
+                return None
+    return next(iter(roots), None)
 
 
 def _gemm_blocks(batch, m, n, k, threads):
