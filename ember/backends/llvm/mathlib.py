@@ -138,7 +138,8 @@ def supported(name: str) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _vector_ldexp() -> bool:
-    return target.host_has_feature("avx512f")
+    import llvmlite.binding as llvm
+    return llvm.llvm_version_info >= (17,) and target.host_has_feature("avx512f")   # llvm.ldexp: LLVM 17+
 
 
 class _M:
