@@ -2,7 +2,8 @@
 
 Splits the first call of a jitted function into staging (make_graph of the
 transformed function) and compilation (scheduling + LLVM), cold and from the
-disk cache, so compile-time work has a baseline.  Medians of several runs.
+disk cache, so compile-time work has a baseline; then the first call in a new
+process, cold and from the disk cache.  Medians of several runs.
 
 Run:  python benchmarks/bench_tracing.py
 """
@@ -72,9 +73,45 @@ def measure(name, fun, args, repeat=5):
           f"from disk cache {statistics.median(warm) * 1e3:8.1f} ms")
 
 
+_CHILD = """
+import time, ember
+from bench_tracing import {problem}
+fun, args = {problem}()
+t0 = time.perf_counter()
+ember.jit(fun)(*args)
+print((time.perf_counter() - t0) * 1e3)
+"""
+
+
+def measure_fresh(name, problem, repeat=3):
+    """The first call in a new process (what a user's script sees): with an empty
+    disk cache, everything compiles (the program, ember's gemm library, the worker
+    pool); then with the cache that run left."""
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = _CHILD.format(problem=problem)
+
+    def first_call(cache):
+        env = dict(os.environ, EMBER_CACHE_DIR=cache, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)   # as installed: imports read cached bytecode
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        return float(out.stdout.strip().splitlines()[-1])
+
+    cold, warm = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as d:
+            cold.append(first_call(d))
+            warm.append(first_call(d))
+    print(f"{name:22s} new process: first call cold {statistics.median(cold):8.1f} ms  "
+          f"from disk cache {statistics.median(warm):8.1f} ms")
+
+
 def main():
     measure("mlp train step", *mlp_problem())
     measure("hessian 200-dim", *hessian_problem())
+    measure_fresh("mlp train step", "mlp_problem")
+    measure_fresh("hessian 200-dim", "hessian_problem")
 
 
 if __name__ == "__main__":

@@ -380,20 +380,22 @@ class _Builder:
             def strip(i0):
                 out = strip_out(i0)
 
-                def block(p0):
-                    for g in range(width // group):
-                        rows = [b.load(b.bitcast(_gep(b, src, b.add(b.mul(b.add(i0, _c(g * group + r)), s_in), p0)),
-                                                 vec(w)), align=self.size) for r in range(group)]
-                        for q, v in enumerate(_transpose(b, rows)):
-                            for h in range(per):
-                                d = _gep(b, out, b.add(b.mul(b.add(p0, _c(q * per + h)), _c(width)), _c(g * group)))
-                                if per > 1:
-                                    v_h = b.shuffle_vector(v, v, ir.Constant(ir.VectorType(_I32, group),
-                                                                             list(range(h * group, (h + 1) * group))))
-                                else:
-                                    v_h = v
-                                b.store(v_h, b.bitcast(d, vec(group)), align=self.size)
-                _loop(b, _c(0), kfull, w, block, "ptb")
+                def block(p0, g0):
+                    # one group x lanes block (a loop over the groups, not unrolled: the
+                    # shuffles dominate the module's compile time)
+                    rows = [b.load(b.bitcast(_gep(b, src, b.add(b.mul(b.add(b.add(i0, g0), _c(r)), s_in), p0)),
+                                             vec(w)), align=self.size) for r in range(group)]
+                    for q, v in enumerate(_transpose(b, rows)):
+                        for h in range(per):
+                            d = _gep(b, out, b.add(b.mul(b.add(p0, _c(q * per + h)), _c(width)), g0))
+                            if per > 1:
+                                v_h = b.shuffle_vector(v, v, ir.Constant(ir.VectorType(_I32, group),
+                                                                         list(range(h * group, (h + 1) * group))))
+                            else:
+                                v_h = v
+                            b.store(v_h, b.bitcast(d, vec(group)), align=self.size)
+                _loop(b, _c(0), kfull, w, lambda p0: _loop(b, _c(0), _c(width), group,
+                                                           lambda g0: block(p0, g0), "ptg"), "ptb")
                 _loop(b, kfull, kc, 1, lambda p: _loop(b, _c(0), _c(width), 1,
                                                        lambda i: element(i0, out, i, p), "pti"), "ptp")
             _loop(b, _c(0), whole, width, strip, "pts")
