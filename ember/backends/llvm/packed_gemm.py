@@ -79,7 +79,7 @@ class GemmConfig:
     lanes: int
     mr: int
     nv: int
-    kc: int = 256
+    kc: int = 512
     mc: int = 192
     nc: int = 4096
     unroll: int = 4
