@@ -7,7 +7,7 @@ Sections (medians of --repeat runs, min in brackets):
     hand-written kernel, 1 and 2 threads, vs numpy (unfused, 1 thread)
   * sum of 1e7 float32 (row-sum kernel with a reassoc fadd) vs numpy
   * sgemm 1024^3 through blas.gemm vs numpy.matmul, OpenBLAS on 1 thread
-    (and on 2 threads in a subprocess)
+    (and on 2 threads in a subprocess), and ember's own packed gemm on 1 thread
   * overhead of a prepared kernel call on a tiny kernel
   * compile time: cold (O3 + codegen) vs disk-cache hit
   * --ulp-table: the measured error table of mathlib (vs numpy/scipy)
@@ -123,7 +123,7 @@ def bench_sum(repeat):
 _GEMM_SNIPPET = """
 import os, sys, time, numpy as np
 sys.path.insert(0, {root!r})
-from ember.backends.llvm import blas
+from ember.backends.llvm import blas, packed_gemm
 n = 1024
 a = np.random.default_rng(0).random((n, n), dtype=np.float32)
 b = np.random.default_rng(1).random((n, n), dtype=np.float32)
@@ -135,7 +135,9 @@ def t(f):
     return np.median(ts), min(ts)
 m1, b1 = t(lambda: blas.gemm(a, b, c))
 m2, b2 = t(lambda: np.matmul(a, b))
-print(m1, b1, m2, b2, float(np.abs(c - a @ b).max()))
+err = float(np.abs(c - a @ b).max())
+m3, b3 = t(lambda: packed_gemm.matmul_into(a, b, c))
+print(m1, b1, m2, b2, m3, b3, max(err, float(np.abs(c - a @ b).max())))
 """
 
 
@@ -148,10 +150,12 @@ def bench_gemm(repeat):
         if out.returncode:
             print("  failed:", out.stderr[-500:])
             continue
-        m1, b1, m2, b2, err = map(float, out.stdout.split())
+        m1, b1, m2, b2, m3, b3, err = map(float, out.stdout.split())
         flops = 2 * 1024 ** 3
         row(f"ember blas.gemm, OpenBLAS {threads} thread(s)", m1, b1, note=f"{flops / m1 / 1e9:6.1f} GFLOP/s")
         row(f"numpy matmul,   OpenBLAS {threads} thread(s)", m2, b2, note=f"{flops / m2 / 1e9:6.1f} GFLOP/s")
+        if threads == "1":
+            row("ember packed_gemm, 1 thread", m3, b3, note=f"{flops / m3 / 1e9:6.1f} GFLOP/s")
 
 
 def bench_overhead(repeat):
