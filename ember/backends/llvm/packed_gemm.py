@@ -571,14 +571,9 @@ def address(dtype) -> int:
     return _module((host_config(dt),))[SYMBOLS[dt]]   # one module per dtype: compiled when first used
 
 
-def _provider(name: str) -> int | None:
-    for dt, sym in SYMBOLS.items():
-        if name == sym:
-            return address(dt)
-    return None
-
-
-compiler.register_symbol_provider(_provider)
+# a cached program that calls the gemm can be loaded before anything compiled it
+_DTYPE_OF = {sym: dt for dt, sym in SYMBOLS.items()}
+compiler.register_symbol_provider(lambda name: address(_DTYPE_OF[name]) if name in _DTYPE_OF else None)
 
 
 def use_blas() -> bool:
