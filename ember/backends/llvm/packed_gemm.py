@@ -10,13 +10,14 @@ Goto/BLIS structure:
   ``mr``-row strips (``kc x mr``), so the micro-kernel reads both with unit
   stride whatever the operands' layouts were;
 * the micro-kernel keeps an ``mr x nr`` tile of C in vector registers
-  (``mr * nr / lanes`` accumulators: 28 of the 32 zmm registers with
+  (``mr * nr / lanes`` accumulators: 24 zmm registers for 8 x 48 float32 with
   AVX-512), and for each k loads ``nr / lanes`` vectors of B and broadcasts
   ``mr`` scalars of A into fused multiply-adds;
-* loops: N panels, K slices (pack B), M blocks (pack A), strips of B (the
-  ``kc x nr`` strip stays in L1), strips of A.
+* loops: N panels, K slices (pack B), M blocks (pack A), strips of B (each
+  reused by every strip of the A block, which stays in L2), strips of A.
 
-Edge tiles are computed in full on the zero padding and stored through a small
+The last strip of N runs a narrower kernel (one or two vectors wide); a last
+partial strip of M is computed on the zero padding and stored through a small
 stack tile.  The K slices after the first accumulate into C.
 
 Why not BLAS: the OpenBLAS that numpy and scipy ship picks its kernels at run
@@ -25,8 +26,8 @@ Haswell (AVX2) kernels (``OPENBLAS_CORETYPE``) because older builds crash on
 that CPU; this kernel is generated for the host's real features at half the
 time.  ``EMBER_GEMM=blas`` routes native products to scipy's BLAS instead.
 
-The functions live in one module compiled once per process (object code is
-cached on disk like every kernel); generated programs declare
+The functions of a dtype live in one module compiled when first used (object
+code is cached on disk like every kernel); generated programs declare
 ``ember_gemm_f32``/``ember_gemm_f64`` and the symbols are bound at load time.
 
 Example:
@@ -170,7 +171,7 @@ def _pow2(x: int) -> bool:
 
 
 class _Builder:
-    """Emits the four functions of one dtype into ``module``."""
+    """Emits one dtype's functions into ``module``: micro-kernels, packing, driver."""
 
     def __init__(self, module: ir.Module, cfg: GemmConfig):
         self.m = module
