@@ -574,20 +574,18 @@ class _KernelEmitter:
         one-cycle dependency, where `llvm.maximum` is a chain of six instructions
         (signed zeros and NaN) that bounds the loop by latency.  The map is its own
         inverse on non-NaN keys (`_from_order_key`)."""
-        b = self.b
-        ity = ir.IntType(64 if isinstance(x.type, ir.DoubleType) else 32)
-        bits = b.bitcast(x, ity)
-        key = b.xor(bits, b.and_(b.ashr(bits, ir.Constant(ity, ity.width - 1)),
-                                 ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
+        ity = _key_type(x.type)
         nan_key = ir.Constant(ity, (1 << (ity.width - 1)) - 1 if op == "max" else 1 << (ity.width - 1))
-        return b.select(b.fcmp_unordered("uno", x, x), nan_key, key)
+        return self.b.select(self.b.fcmp_unordered("uno", x, x), nan_key, self._flip_negatives(self.b.bitcast(x, ity)))
 
     def _from_order_key(self, key, ty):
-        b = self.b
-        ity = key.type
-        bits = b.xor(key, b.and_(b.ashr(key, ir.Constant(ity, ity.width - 1)),
-                                 ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
-        return b.bitcast(bits, ty)
+        return self.b.bitcast(self._flip_negatives(key), ty)
+
+    def _flip_negatives(self, i):
+        """Negative values with all bits but the sign inverted: maps float bit
+        patterns to order keys and back."""
+        b, ity = self.b, i.type
+        return b.xor(i, b.and_(b.ashr(i, ir.Constant(ity, ity.width - 1)), ir.Constant(ity, (1 << (ity.width - 1)) - 1)))
 
     def _reduce_row(self, k):
         """A register-accumulated reduction for the kept index bound in `self.vars`."""
@@ -595,7 +593,7 @@ class _KernelEmitter:
         acc_dt = _acc_dtype(k.dtype)
         keyed = k.op in ("max", "min") and _is_float(acc_dt)
         ty = compute_type(acc_dt)
-        acc = self._alloca(ir.IntType(64 if ty == F64 else 32) if keyed else ty)
+        acc = self._alloca(_key_type(ty) if keyed else ty)
 
         def inner_red():
             v = self.value(k.body)
@@ -898,6 +896,10 @@ def _transposed_dim(k):
                         break
         stack.extend(x for x in e if type(x) is E)
     return best
+
+
+def _key_type(float_type) -> ir.IntType:
+    return ir.IntType(64 if float_type == F64 else 32)
 
 
 def _acc_dtype(dtype):

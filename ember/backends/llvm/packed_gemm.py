@@ -323,8 +323,8 @@ class _Builder:
         extent, kc, src, s_in, s_k, dst = fn.args
         src.add_attribute("noalias")
         dst.add_attribute("noalias")
-        chunk = w if width % w == 0 else width        # elements a vector copy moves
-        group = w if width % w == 0 else width        # indices transposed at once
+        # elements one vector copy moves, and indices one register transpose takes
+        chunk = group = w if width % w == 0 else width
         can_transpose = _pow2(group) and group <= w
         whole = b.mul(b.sdiv(extent, _c(width)), _c(width))
 
@@ -348,31 +348,26 @@ class _Builder:
         def copy_rows():
             # strips outer, k inner (the destination is written sequentially); narrow
             # strips go `together` at a time so each read covers a whole vector
-            together = max(1, w // width) if w % width == 0 else 1
-            span = width * together
-            size = chunk * together
+            def strips(i0, together):
+                size = chunk * together
 
-            def strips(i0):
                 def row(p):
                     s = _gep(b, src, b.add(b.mul(p, s_k), i0))
-                    for v in range(span // size):
+                    for v in range(width // chunk):
                         x = b.load(b.bitcast(_gep(b, s, v * size), vec(size)), align=self.size)
                         for h in range(together):
                             part = x if together == 1 else b.shuffle_vector(
                                 x, x, ir.Constant(ir.VectorType(_I32, chunk), list(range(h * chunk, (h + 1) * chunk))))
-                            d = _gep(b, strip_out(b.add(i0, _c(h * width))), b.add(b.mul(p, _c(width)), _c(v * size)))
+                            d = _gep(b, strip_out(b.add(i0, _c(h * width))), b.add(b.mul(p, _c(width)), _c(v * chunk)))
                             b.store(part, b.bitcast(d, vec(chunk)), align=self.size)
                 _loop(b, _c(0), kc, 1, row, "pcp")
+
+            together = w // width if w % width == 0 else 1
+            span = width * together
             grouped = b.mul(b.sdiv(whole, _c(span)), _c(span))
-            _loop(b, _c(0), grouped, span, strips, "pcs")
-            if together > 1:
-                def single(i0):
-                    def row(p):
-                        s = _gep(b, src, b.add(b.mul(p, s_k), i0))
-                        x = b.load(b.bitcast(s, vec(chunk)), align=self.size)
-                        b.store(x, b.bitcast(_gep(b, strip_out(i0), b.mul(p, _c(width))), vec(chunk)), align=self.size)
-                    _loop(b, _c(0), kc, 1, row, "pc1p")
-                _loop(b, grouped, whole, width, single, "pc1")
+            _loop(b, _c(0), grouped, span, lambda i0: strips(i0, together), "pcs")
+            if together > 1:   # the strips left over, one at a time
+                _loop(b, grouped, whole, width, lambda i0: strips(i0, 1), "pc1")
 
         def transpose_strips():
             kfull = b.sub(kc, b.srem(kc, _c(w)))
@@ -401,6 +396,9 @@ class _Builder:
                                                        lambda i: element(i0, out, i, p), "pti"), "ptp")
             _loop(b, _c(0), whole, width, strip, "pts")
 
+        def scalar_strips():
+            _loop(b, _c(0), whole, width, lambda i0: scalar(i0, _c(width)), "pss")
+
         with b.if_else(b.icmp_signed("==", s_in, _c(1))) as (then, otherwise):
             with then:
                 copy_rows()
@@ -410,9 +408,9 @@ class _Builder:
                         with then2:
                             transpose_strips()
                         with otherwise2:
-                            _loop(b, _c(0), whole, width, lambda i0: scalar(i0, _c(width)), "pss")
+                            scalar_strips()
                 else:
-                    _loop(b, _c(0), whole, width, lambda i0: scalar(i0, _c(width)), "pss")
+                    scalar_strips()
         with b.if_then(b.icmp_signed("<", whole, extent)):
             scalar(whole, b.sub(extent, whole))
         b.ret_void()
