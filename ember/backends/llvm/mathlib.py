@@ -52,18 +52,17 @@ class MathFunction:
 
     ``measured_f32``/``measured_f64`` are the largest errors, in ulps,
     observed on the inputs of ``tests/backends/llvm/mathlib_cases.py``
-    (3.3 million points per function and dtype: log-uniform magnitudes of
-    both signs, the main ranges, near-overflow and subnormal arguments).
-    float32 results are measured against the float64 numpy/scipy result for
-    the same inputs (effectively exact at float32 precision).  float64
-    results are measured against numpy's float64 functions (scipy's expit;
-    the C library's erf/erfc, because scipy's erfc loses ~500 ulp in the
-    tail), which are themselves off by up to ~1 ulp, so the true error is
-    within about one ulp of the measured one either way.
+    (log-uniform magnitudes of both signs, the main ranges, and the hard
+    regions: subnormal, tiny and huge arguments, neighbours of integers and
+    of the overflow/underflow/saturation thresholds, multiples of pi/2).
+    They were first measured against numpy's float64 functions over 3.3
+    million points; the tests now measure against mpmath at 128 bits (the
+    exact value, never the host libm), on which the float64 figures are
+    within one ulp of those listed.
 
     ``max_ulp_f32``/``max_ulp_f64`` are the documented bounds the tests
-    enforce: the measured value rounded up to half an ulp plus half an ulp
-    (float32), or plus one ulp (float64, for the reference's own error).
+    enforce (``test_accuracy``: 2^12 points plus the hard regions per
+    function and dtype; the slow suite: 2^18).
     """
 
     name: str

@@ -1,4 +1,8 @@
-"""Accuracy, special values and vectorisation of the inline math library."""
+"""Accuracy, special values and vectorisation of the inline math library.
+
+Accuracy is measured against mpmath (``mathlib_cases.reference``), never the
+host libm, whose own errors (glibc's float64 cbrt: 3 ulp on some CPUs) would
+be charged to ember."""
 
 from __future__ import annotations
 
@@ -13,7 +17,10 @@ from ember.backends.llvm import (KernelLauncher, compile_ir, inspect_ir, loops, 
 
 NAMES = sorted(mathlib.MATH_FUNCTIONS)
 DTYPES = [np.float32, np.float64]
-N_POINTS = 1 << 17
+# mpmath costs ~15 us a point: a few thousand random points per function and
+# dtype plus the hard regions here, the large sweep in the slow suite
+N_POINTS = 1 << 12
+N_POINTS_SLOW = 1 << 18
 
 
 def _ty(dtype):
@@ -63,15 +70,19 @@ def _expected_nan_beyond_trig_limit(name, dtype, x):
 def test_accuracy(name, dtype):
     args = mc.inputs(name, dtype, N_POINTS)
     got = _apply(name, dtype, args)
+    _check_accuracy(name, dtype, args, got)
+
+
+def _check_accuracy(name, dtype, args, got):
     ref = mc.reference(name, args)
     beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
     assert np.all(np.isnan(got[beyond]))
-    err = mc.ulp_error(got[~beyond], ref[~beyond], dtype)
+    err = mc.ulp_error(got[~beyond], mc.select(ref, ~beyond), dtype)
     worst = int(np.argmax(err))
     assert err.max() <= _bound(name, dtype), (
         f"{name} {np.dtype(dtype)}: {err.max():.3f} ulp at "
         f"{[a[~beyond][worst] for a in args]}: got {got[~beyond][worst]!r}, "
-        f"want {ref[~beyond][worst]!r}")
+        f"want {ref[0][~beyond][worst]!r}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
@@ -85,7 +96,8 @@ def test_special_values(name, dtype):
         args = [sp]
     got = _apply(name, dtype, args)
     with np.errstate(all="ignore"):
-        want = mc.reference(name, args).astype(dtype)
+        ref = mc.reference(name, args)
+        want = ref[0].astype(dtype)
     beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
     want[beyond] = np.nan
     for i in range(got.size):
@@ -97,7 +109,7 @@ def test_special_values(name, dtype):
             assert g == w and np.signbit(g) == np.signbit(w), f"{name}{inp}: got {g!r}, want {w!r}"
     # finite non-zero results: within the documented bound
     fin = np.isfinite(want) & (want != 0)
-    err = mc.ulp_error(got[fin], mc.reference(name, [a[fin] for a in args]), dtype)
+    err = mc.ulp_error(got[fin], mc.select(ref, fin), dtype)
     assert err.size == 0 or err.max() <= _bound(name, dtype)
 
 
@@ -209,9 +221,5 @@ def test_exp_kernel_assembly_uses_vector_registers():
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
 @pytest.mark.parametrize("name", NAMES)
 def test_accuracy_large_sample(name, dtype):
-    args = mc.inputs(name, dtype, 1 << 21, seed=7)
-    got = _apply(name, dtype, args)
-    ref = mc.reference(name, args)
-    beyond = _expected_nan_beyond_trig_limit(name, dtype, args[0])
-    err = mc.ulp_error(got[~beyond], ref[~beyond], dtype)
-    assert err.max() <= _bound(name, dtype)
+    args = mc.inputs(name, dtype, N_POINTS_SLOW, seed=7)
+    _check_accuracy(name, dtype, args, _apply(name, dtype, args))
