@@ -53,7 +53,7 @@ import numpy as np
 
 from . import compiler, target
 
-__all__ = ["GemmConfig", "host_config", "build_ir", "SYMBOLS", "address", "declare", "emit_call",
+__all__ = ["GemmConfig", "host_config", "describe", "build_ir", "SYMBOLS", "address", "declare", "emit_call",
            "matmul_into", "use_blas"]
 
 SYMBOLS = {np.dtype(np.float32): "ember_gemm_f32", np.dtype(np.float64): "ember_gemm_f64"}
@@ -69,12 +69,15 @@ class GemmConfig:
 
     ``lanes`` elements per vector, an ``mr x (nv * lanes)`` register tile,
     ``kc``/``mc``/``nc`` the K slice, the rows of a packed A block and the
-    columns of a packed B panel, ``unroll`` the k-steps per loop iteration.
+    columns of a packed B panel, ``unroll`` the k-steps per loop iteration,
+    ``fma`` whether the multiply-adds are fused (``llvm.fma``) or left to the
+    target (``llvm.fmuladd``: a CPU without FMA would call libm's scalar fma
+    per lane).
 
     Example:
 
-        >>> GemmConfig(np.float32, lanes=16, mr=8, nv=3).nr
-        48
+        >>> GemmConfig(np.float32, lanes=16, mr=8, nv=3).variant
+        'avx512 8x48'
     """
     dtype: np.dtype
     lanes: int
@@ -84,10 +87,18 @@ class GemmConfig:
     mc: int = 192
     nc: int = 4096
     unroll: int = 4
+    fma: bool = True
 
     @property
     def nr(self) -> int:
         return self.nv * self.lanes
+
+    @property
+    def variant(self) -> str:
+        """The instruction set and register tile, e.g. ``'avx2 4x24'``."""
+        isa = {64: "avx512", 32: "avx2" if self.fma else "avx"}.get(
+            self.lanes * np.dtype(self.dtype).itemsize, "sse2")
+        return f"{isa} {self.mr}x{self.nr}"
 
     @property
     def suffix(self) -> str:
@@ -111,7 +122,18 @@ def host_config(dtype) -> GemmConfig:
         return GemmConfig(dt, lanes=64 // wide, mr=8, nv=3)
     if target.host_has_feature("avx2") and target.host_has_feature("fma"):
         return GemmConfig(dt, lanes=32 // wide, mr=4, nv=3)
-    return GemmConfig(dt, lanes=16 // wide, mr=4, nv=2)
+    return GemmConfig(dt, lanes=16 // wide, mr=4, nv=2, fma=target.host_has_feature("fma"))
+
+
+def describe() -> str:
+    """The kernel variant this target runs, per dtype (for benchmark headers).
+
+    Example:
+
+        >>> describe()   # 'float32 avx512 8x48, float64 avx512 8x24' with AVX-512
+        'float32 ..., float64 ...'
+    """
+    return ", ".join(f"{dt} {host_config(dt).variant}" for dt in SYMBOLS)
 
 
 def _c(v):
@@ -180,7 +202,8 @@ class _Builder:
         self.tp = self.t.as_pointer()
         self.vt = ir.VectorType(self.t, cfg.lanes)
         self.vp = self.vt.as_pointer()
-        self.fma = self._intrinsic(f"llvm.fma.v{cfg.lanes}{cfg.suffix}", self.vt, [self.vt] * 3)
+        op = "fma" if cfg.fma else "fmuladd"
+        self.fma = self._intrinsic(f"llvm.{op}.v{cfg.lanes}{cfg.suffix}", self.vt, [self.vt] * 3)
         self.size = np.dtype(cfg.dtype).itemsize
 
     def _intrinsic(self, name, ret, args):

@@ -21,7 +21,7 @@ def test_reassoc_sum_vectorises_and_matches_numpy(dtype):
     ncols = 100_003
     text = _sum_module(ty, ncols, reassoc=True)
     opt_ir, asm = inspect_ir(text)
-    lanes = (512 if target.host_has_feature("avx512f") else 256) // (8 * np.dtype(dtype).itemsize)
+    lanes = target.vector_bits() // (8 * np.dtype(dtype).itemsize)
     elt = "float" if dtype == np.float32 else "double"
     assert f"fadd reassoc <{lanes} x {elt}>" in opt_ir
     x = np.random.default_rng(0).random((3, ncols)).astype(dtype)
