@@ -88,6 +88,8 @@ def main():
     except ImportError:
         jax = None
 
+    from _header import target_header
+    print(target_header())
     rng = np.random.default_rng(0)
     only = set(filter(None, args.only.split(",")))
     rows = []

@@ -207,6 +207,8 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"ember.data benchmark | python {sys.version.split()[0]} | numpy {np.__version__} | "
           f"{os.cpu_count()} CPUs | 1-min load average at start {load:.2f} | medians of {repeats} runs")
+    from _header import target_header
+    print(target_header())
     if load > 0.5 * (os.cpu_count() or 1):
         print("  note: the machine is busy; parallel speed-ups below will be understated")
     bench_heavy(repeats, n=192 if args.quick else 384)

@@ -20,6 +20,8 @@ def per_call_us(stmt, number=20000, repeat=7):
 
 
 def main():
+    from _header import target_header
+    print(target_header())
     xn = np.ones(10, np.float32)
     xe = enp.asarray(xn)
     rows = [("numpy x + 1", per_call_us(lambda: xn + 1))]

@@ -250,6 +250,8 @@ def main():
     p.add_argument("--ulp-table", action="store_true", help="print the measured mathlib error table")
     p.add_argument("--only", default="", help="comma list of sections: chain,sum,gemm,overhead,compile")
     args = p.parse_args()
+    from _header import target_header
+    print(target_header())
     if args.ulp_table:
         ulp_table()
         return

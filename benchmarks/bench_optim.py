@@ -152,6 +152,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
     args = ap.parse_args()
     repeat, number = (3, 3) if args.quick else (7, 10)
+    from _header import target_header
+    print(target_header())
     for name in ("adam", "sgd"):
         bench(name, repeat, number)
 

@@ -108,6 +108,8 @@ def measure_fresh(name, problem, repeat=3):
 
 
 def main():
+    from _header import target_header
+    print(target_header())
     measure("mlp train step", *mlp_problem())
     measure("hessian 200-dim", *hessian_problem())
     measure_fresh("mlp train step", "mlp_problem")
