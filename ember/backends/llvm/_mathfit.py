@@ -399,6 +399,8 @@ def generate(report_only: bool = False, degrees=None):
         "TWO_OVER_PI": [float(2 / pi)],
         "TWO_OVER_SQRTPI": [float(2 / pi.sqrt())],
         "ERFC_K": [float(ERFC_K)],
+        # the leading log-tail coefficient as a double-word (pow's precise log)
+        "TWO_THIRDS_DW_F64": split_f64(D(2) / 3, 2),
     }
     for k, v in consts.items():
         lines.append(f"{k} = {tuple(v)!r}")

@@ -99,7 +99,8 @@ MATH_FUNCTIONS: dict[str, MathFunction] = {f.name: f for f in [
     _mf("erfc", 1, 1.5, 5.0, 0.515, 4.0, "relative error, including the far tail down to underflow; "
         "f32 evaluated in double"),
     _mf("pow", 2, 1.0, 3.0, 0.5, 2.0, "C99 special cases; f32 evaluated as exp(y log x) in float64; "
-        "f64 with double-word log"),
+        "f64 with a double-word log good to ~2^-66 (its error is multiplied by |y log x|, up "
+        "to ~745); |y log x| beyond the exponent range gives exactly inf or 0"),
     _mf("sqrt", 1, 0.5, 0.5, 0.5, 0.0, "llvm.sqrt: correctly rounded"),
     _mf("atan", 1, 3.0, 3.0, 2.102, 2.0),
     _mf("atan2", 2, 3.0, 4.0, 2.407, 3.0, "C99 special cases (signed zeros, infinities)"),
@@ -315,7 +316,9 @@ def _exp_reduce(m: _M, x, xl=None):
     """x (+ xl) = k*ln2 + r with |r| <~ ln2/2; returns (k int, expm1(r)).
 
     The first FMA is exact (the result fits in the format), the second adds
-    the low part of ln2, so r carries almost no reduction error."""
+    the low part of ln2, so r carries almost no reduction error.  ``xl`` must
+    be small next to ln2/2 relative to x's ulp: a caller that clamped x must
+    also drop xl (``_exp`` does)."""
     ln2 = m.const("LN2_DW")
     kf = m.rint(m.mul(x, m.c(1.0 / math.log(2.0))))
     r = m.fma(m.neg(kf), m.c(ln2[0]), x)
@@ -333,11 +336,20 @@ def _exp_limits(m: _M):
 
 
 def _exp(m: _M, x, xl=None, extra_k: int = 0):
-    """exp(x + xl) * 2**extra_k."""
+    """exp(x + xl) * 2**extra_k, for a double-word argument x + xl.
+
+    x beyond the limits is clamped (the result is inf or 0 either way); its
+    low part xl then belongs to a different number and must go too: kept, it
+    would be added to the clamped value's reduced argument (pow(0.5, 1e300)
+    came out inf, pow(2, -1e20) 7e-298)."""
     lo, hi = _exp_limits(m)
     if extra_k:
         hi += 2.0  # room for the extra scale before clamping bites
     xc = m.clamp(x, lo, hi)
+    if xl is not None:
+        inside = m.and_(m.cmp(">=", x, m.c(lo)), m.cmp("<=", x, m.c(hi)))
+        # a select, so an inf/NaN xl (from an overflowed product) never reaches the sum
+        xl = m.sel(inside, xl, m.c(0.0))
     k, q = _exp_reduce(m, xc, xl)
     if extra_k:
         k = m.b.add(k, m.ci(extra_k))
@@ -430,9 +442,16 @@ def _emit_cosh(m: _M, x):
 # logarithm family
 
 
-def _log_parts(m: _M, a):
+def _log_parts(m: _M, a, precise: bool = False):
     """For finite a > 0: log(a) = e*ln2 + hi + lo, |hi| <= ~0.35, with lo
-    carrying the rounding error of hi (double-word result)."""
+    carrying the rounding error of hi (double-word result).
+
+    hi + lo is good to ~2^-57 relative: the tail s^3 Q(s^2), up to 1% of the
+    result, is rounded once and evaluated at s without its low part sl.
+    ``precise`` (float64 only) makes it ~2^-66 by forming the tail's leading
+    term (2/3) s^3 as a double-word, adding its first-order dependence on sl,
+    and adding it into hi exactly; pow needs that, since it multiplies the
+    log's error by |y log x| (up to ~745)."""
     sub = m.cmp("<", a, m.c(m.min_normal))
     a2 = m.sel(sub, m.mul(a, m.c(2.0 ** (m.mant + 2))), a)
     eadj = m.sel(sub, m.ci(-(m.mant + 2)), m.ci(0))
@@ -454,9 +473,25 @@ def _log_parts(m: _M, a):
     rem = m.fma(m.neg(s), ul, rem)
     sl = m.mul(rem, inv)
     z = m.mul(s, s)
-    tail = m.mul(m.mul(s, z), m.poly(z, m.poly_coef("log")))
-    hi = m.add(s, s)
-    lo = m.mad(m.c(2.0), sl, tail)
+    cf = m.poly_coef("log")
+    if not precise:
+        tail = m.mul(m.mul(s, z), m.poly(z, cf))
+        return m.to_float(e), m.add(s, s), m.mad(m.c(2.0), sl, tail)
+    zl = m.fma(s, s, m.neg(z))                      # s^2 = z + zl exactly
+    s3 = m.mul(s, z)
+    s3l = m.mad(s, zl, m.fma(s, z, m.neg(s3)))      # s^3 = s3 + s3l to ~2^-104
+    c0h, c0l = C.TWO_THIRDS_DW_F64
+    t = m.mul(m.c(c0h), s3)
+    tl = m.add(m.fma(m.c(c0h), s3, m.neg(t)), m.mad(m.c(c0h), s3l, m.mul(m.c(c0l), s3)))
+    # the tail is a function of s + sl, not s: its first-order change 2 s^2 sl
+    # is ~2^-58 of the result
+    tl = m.mad(m.add(z, z), sl, tl)
+    # the rest of the tail is ~2^-12 of the result: one rounding is enough
+    rest = m.mul(m.mul(s3, z), m.poly(z, cf[1:]))
+    two_s = m.add(s, s)
+    hi = m.add(two_s, t)
+    hl = m.sub(t, m.sub(hi, two_s))                 # Fast2Sum: |2s| > |t|
+    lo = m.add(hl, m.add(m.mad(m.c(2.0), sl, tl), rest))
     return m.to_float(e), hi, lo
 
 
@@ -587,16 +622,12 @@ def _emit_atanh(m: _M, x):
 def _pow_core_f64(m: _M, ax, y):
     """|x|^y for finite ax > 0 and finite y, in double precision with a
     double-word logarithm (error of y*log(x) ~ 2^-65 relative)."""
-    ef, hi, lo = _log_parts(m, ax)
+    ef, hi, lo = _log_parts(m, ax, precise=True)
     lh, ll = _log_sum(m, ef, hi, lo, dw=True)
     ph = m.mul(y, lh)
     pl = m.mad(y, ll, m.fma(y, lh, m.neg(ph)))
-    # when y*log(x) overflows, the error term is NaN/inf: drop it
-    pl = m.sel(m.cmp("<", m.fabs(ph), m.c(1e300)), pl, m.c(0.0))
-    lo_lim, hi_lim = _exp_limits(m)
-    phc = m.clamp(ph, lo_lim, hi_lim)
-    k, q = _exp_reduce(m, phc, pl)
-    return m.ldexp(m.add(m.c(1.0), q), k)
+    # _exp drops pl wherever it clamps ph (also when the product overflowed)
+    return _exp(m, ph, pl)
 
 
 def _emit_pow(m: _M, x, y):

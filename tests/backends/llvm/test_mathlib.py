@@ -11,6 +11,7 @@ import re
 import llvmlite.ir as ir
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import mathlib_cases as mc
 from ember.backends.llvm import (KernelLauncher, compile_ir, inspect_ir, loops, mathlib, target)
@@ -160,6 +161,109 @@ def test_exact_cases(name, args, want, dtype):
         assert np.isnan(got)
     else:
         assert got == w and np.signbit(got) == np.signbit(w), (got, w)
+
+
+def _check_values(name, dtype, args):
+    """Every result equals the mpmath reference where that is 0, inf or NaN
+    (sign included) and is within the documented bound elsewhere."""
+    args = [np.asarray(a, dtype) for a in args]
+    got = _apply(name, dtype, args)
+    ref = mc.reference(name, args)
+    with np.errstate(over="ignore"):
+        want = ref[0].astype(dtype)
+    exact = ~np.isfinite(want) | (want == 0)
+    for i in np.flatnonzero(exact):
+        g, w = got[i], want[i]
+        assert (np.isnan(g) and np.isnan(w)) or (g == w and np.signbit(g) == np.signbit(w)), (
+            f"{name}{[a[i] for a in args]} {np.dtype(dtype)}: got {g!r}, want {w!r}")
+    err = mc.ulp_error(got[~exact], mc.select(ref, ~exact), dtype)
+    if err.size:
+        worst = int(np.argmax(err))
+        assert err[worst] <= _bound(name, dtype), (
+            f"{name}{[a[~exact][worst] for a in args]} {np.dtype(dtype)}: {err[worst]:.2f} ulp, "
+            f"got {got[~exact][worst]!r}, want {want[~exact][worst]!r}")
+
+
+# the audit's cases: |y*log2|x|| far beyond the exponent range, where the low
+# part of the product used to survive the clamp of its high part
+POW_HUGE_PRODUCT = ([0.5, 2.0, 0.5, 1.5, 3.44e-4, 2.0, 1.0000001, 0.9999999, 1 + 2**-52, 3.0],
+                    [1e300, -1e20, 1e20, 1e17, -8.85e14, -2.0**60, 1e30, 1e30, 2.0**80, -1e300])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_pow_huge_exponent_product(dtype):
+    with np.errstate(over="ignore"):
+        x, y = (np.array(v, dtype) for v in POW_HUGE_PRODUCT)   # 1 + 2^-52 is 1 in float32
+    # every result is 0, inf or (float32: 1 ** huge) 1, which the host's pow gets exactly
+    with np.errstate(over="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
+    np.testing.assert_array_equal(_apply("pow", dtype, [x, y]), want)
+    _check_values("pow", dtype, [x, y])
+
+
+def test_pow_huge_exponent_product_under_jit():
+    import ember
+    import ember.numpy as enp
+    x, y = (np.array(v, np.float64) for v in POW_HUGE_PRODUCT)
+    got = np.asarray(ember.jit(enp.power)(x, y))
+    np.testing.assert_array_equal(got, np.array([0, 0, 0, np.inf, np.inf, 0, np.inf, 0, np.inf, 0]))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("t", [100.0, 700.0, -700.0, -740.0])
+def test_pow_accuracy_when_y_log_x_is_large(t, dtype):
+    # pow multiplies the log's relative error by |y log x|: a float64 log good
+    # to only ~2^-57 (its tail evaluated at s, not s + sl) gave 53 ulp here
+    rng = np.random.default_rng(int(abs(t)))
+    x = np.concatenate([rng.uniform(0.5, 2.0, 1500), np.exp(rng.uniform(-20, 20, 500))])
+    x = x.astype(dtype)
+    lim = 88.0 if np.dtype(dtype) == np.float32 else 1e9
+    y = (np.clip(t, -lim, lim) / np.log(x.astype(np.float64))).astype(dtype)
+    _check_values("pow", dtype, [x, y])
+
+
+def _pow_pairs(dtype):
+    """(x, y) pairs at pow's edges: overflow/underflow boundaries, x near 1,
+    huge |y|, negative x with integral y, signed zeros, infinities, NaN."""
+    dt = np.dtype(dtype)
+    fi = np.finfo(dt)
+    f64 = dt == np.float64
+    emax, esub = (1024, -1075) if f64 else (128, -150)
+    finite = st.floats(float(fi.smallest_subnormal), float(fi.max), width=fi.bits)
+    near_one = st.builds(lambda k, s: 1.0 + s * k * float(fi.eps),
+                         st.integers(1, 1 << 20), st.sampled_from([1.0, -0.5]))
+    specials = st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0])
+    mag = st.one_of(finite, near_one, specials)
+    x = st.builds(lambda m, neg: -m if neg else m, mag, st.booleans())
+    integral = st.one_of(st.integers(-60, 60).map(float),
+                         st.integers(0, 62).map(lambda e: float(2 ** e) + 1.0),
+                         st.integers(0, 62).map(lambda e: -float(2 ** e) - 1.0))
+    huge = st.floats(1e10, float(fi.max), width=fi.bits).flatmap(
+        lambda v: st.sampled_from([v, -v]))
+    y_any = st.one_of(st.floats(width=fi.bits), integral, huge, specials)
+
+    def boundary(xv, t, d):
+        # y with y*log2|x| within d of an overflow / underflow threshold
+        lx = np.log2(abs(xv))
+        return float(t) / lx * (1 + d) if np.isfinite(lx) and lx != 0 else 1.0
+
+    pair_any = st.tuples(x, y_any)
+    pair_edge = st.builds(lambda xv, t, d: (xv, boundary(xv, t, d)),
+                          st.one_of(finite, near_one),
+                          st.sampled_from([emax, emax - 1, -1022 if f64 else -126, esub, esub + 1]),
+                          st.floats(-1e-6, 1e-6))
+    return st.lists(st.one_of(pair_any, pair_edge), min_size=1, max_size=32)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+def test_pow_extreme_pairs(dtype):
+    @settings(max_examples=150, deadline=None)
+    @given(pairs=_pow_pairs(dtype))
+    def check(pairs):
+        xs, ys = zip(*pairs)
+        with np.errstate(over="ignore", invalid="ignore"):
+            _check_values("pow", dtype, [np.array(xs), np.array(ys)])
+    check()
 
 
 def test_sigmoid_alias_and_errors():
