@@ -15,6 +15,11 @@ entries that fail any check are deleted and recompiled, never trusted.  Files
 are written to a temporary name in the same directory and moved into place
 with ``os.replace``, so readers see either nothing or a complete entry.
 
+Every symbol the object code needs from outside (declared externals, and the
+runtime helpers code generation calls where the target lacks an instruction,
+such as ``__extendhfsf2`` without F16C) is resolved before the code can run;
+one that nothing provides is a ``RuntimeError``, never a call to address 0.
+
 Environment:
     ``EMBER_CACHE=0``      disable the disk cache (the in-process memo stays).
     ``EMBER_CACHE_DIR``    cache directory (default ``~/.cache/ember``; object
@@ -29,6 +34,9 @@ Example::
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import hashlib
 import os
 import re
@@ -217,8 +225,58 @@ def _resolve_names(names) -> None:
                 llvm.add_symbol(name, int(addr))
                 break
         else:
-            raise RuntimeError(f"external function {name!r} cannot be resolved; "
-                               "register it with register_symbol()")
+            raise RuntimeError(
+                f"external function {name!r} cannot be resolved for the target "
+                f"{target.describe()}; register it with register_symbol() (a helper that "
+                f"LLVM's code generation calls may also come from a library loaded with "
+                f"llvmlite.binding.load_library_permanently)")
+
+
+def _undefined_symbols(obj: bytes) -> list[str]:
+    """The names an ELF64 little-endian relocatable object needs from outside:
+    declared externals and the runtime helpers code generation called (half
+    precision conversions without F16C, libm for intrinsics without an
+    instruction).  Empty for other object formats, which are not checked."""
+    if obj[:6] != b"\x7fELF\x02\x01":
+        return []
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", obj, 0x3A)
+    names = []
+    for i in range(shnum):
+        sh_type, = struct.unpack_from("<I", obj, shoff + i * shentsize + 4)
+        if sh_type != 2:                                   # SHT_SYMTAB
+            continue
+        off, size, link = struct.unpack_from("<QQI", obj, shoff + i * shentsize + 0x18)
+        str_off, = struct.unpack_from("<Q", obj, shoff + link * shentsize + 0x18)
+        for st in range(off, off + size, 24):
+            st_name, _, _, st_shndx = struct.unpack_from("<IBBH", obj, st)
+            if st_shndx == 0 and st_name:                  # SHN_UNDEF
+                end = obj.index(b"\0", str_off + st_name)
+                names.append(obj[str_off + st_name:end].decode())
+    return names
+
+
+def _unresolved(obj: bytes) -> list[str]:
+    return [n for n in _undefined_symbols(obj) if not llvm.address_of_symbol(n)]
+
+
+@functools.lru_cache(maxsize=None)
+def _compiler_runtime():
+    # GCC's runtime library holds the helpers LLVM calls where the target has
+    # no instruction (e.g. __extendhfsf2 without F16C: EMBER_CPU=x86-64)
+    name = ctypes.util.find_library("gcc_s")
+    return ctypes.CDLL(name) if name else None
+
+
+def _compiler_runtime_symbol(name: str) -> int | None:
+    lib = _compiler_runtime() if name.startswith("__") else None
+    try:
+        return ctypes.cast(getattr(lib, name), ctypes.c_void_p).value if lib else None
+    except AttributeError:
+        return None
+
+
+_symbol_providers.append(_compiler_runtime_symbol)
 
 
 # ---------------------------------------------------------------------------
@@ -348,10 +406,16 @@ def _engine_from_module(mod: llvm.ModuleRef, opt: int):
     # storing it on disk needs no second code-generation pass
     engine.set_object_cache(lambda _m, buf: objects.append(bytes(buf)), lambda _m: None)
     engine.finalize_object()
-    return engine, (objects[0] if objects else None)
+    obj = objects[0] if objects else None
+    if obj is not None and _unresolved(obj):
+        # code generation called a helper nothing had bound yet (MCJIT then
+        # relocates the call to address 0): bind it, and relink the object
+        engine = _engine_from_object(obj, opt)
+    return engine, obj
 
 
 def _engine_from_object(obj: bytes, opt: int):
+    _resolve_names(_unresolved(obj))
     tm = target.host_target_machine(opt)
     empty = llvm.parse_assembly("")
     empty.triple = tm.triple

@@ -29,10 +29,13 @@ _PROBE = textwrap.dedent("""
     a = rng.standard_normal((67, 45)).astype(np.float32)
     b = rng.standard_normal((45, 31)).astype(np.float32)
     out = ember.jit(lambda a, b: enp.exp(a @ b * 0.1))(a, b)
+    # half precision: without F16C the conversions are runtime-library calls
+    half = ember.jit(lambda h: enp.exp(-h) * 2)(np.array([0.5, -1.25, 3.0], np.float16))
     print(json.dumps({"fingerprint": target.host_fingerprint(), "cpu": target.host_cpu(),
                       "tile": packed_gemm.host_config(np.float32).variant,
                       "bits": target.vector_bits(), "avx512f": target.host_has_feature("avx512f"),
-                      "describe": target.describe(), "out": np.asarray(out).tolist()}))
+                      "describe": target.describe(), "out": np.asarray(out).tolist(),
+                      "half": np.asarray(half).astype(float).tolist()}))
 """)
 
 
@@ -78,6 +81,8 @@ def test_env_var_changes_the_target(env, tile, bits, host, tmp_path):
         assert f"{k}={v}" in got["describe"]
     np.testing.assert_allclose(np.array(got["out"]), _want(), rtol=2e-5)
     np.testing.assert_allclose(np.array(host["out"]), _want(), rtol=2e-5)
+    half = (np.exp(-np.array([0.5, -1.25, 3.0])) * 2).astype(np.float16).astype(float)
+    np.testing.assert_allclose(got["half"], half, rtol=2e-3)
 
 
 def test_disabling_avx512_picks_the_avx2_tile(tmp_path):
@@ -122,3 +127,15 @@ def test_describe_names_the_variant():
     text = target.describe()
     assert text.startswith(target.host_cpu()) and f"{target.vector_bits()}-bit" in text
     assert packed_gemm.describe().startswith(f"float32 {packed_gemm.host_config(np.float32).variant}")
+
+
+def test_object_needing_an_unknown_symbol_is_an_error_not_a_crash():
+    from ember.backends.llvm import compiler
+    ir_text = ('declare i64 @ember_test_no_such_fn()\n'
+               'define i64 @f() {\n  %r = call i64 @ember_test_no_such_fn()\n  ret i64 %r\n}\n')
+    tm = target.host_target_machine()
+    mod = compiler._parse(ir_text, tm)
+    obj = tm.emit_object(mod)
+    assert "ember_test_no_such_fn" in compiler._undefined_symbols(obj)
+    with pytest.raises(RuntimeError, match="'ember_test_no_such_fn' cannot be resolved for the target"):
+        compiler._engine_from_object(obj, 3)
