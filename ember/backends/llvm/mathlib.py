@@ -62,7 +62,7 @@ class MathFunction:
 
     ``max_ulp_f32``/``max_ulp_f64`` are the documented bounds the tests
     enforce (``test_accuracy``: 2^12 points plus the hard regions per
-    function and dtype; the slow suite: 2^18).
+    function and dtype; the slow suite: 2^17).
     """
 
     name: str

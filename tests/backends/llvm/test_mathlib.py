@@ -21,7 +21,7 @@ DTYPES = [np.float32, np.float64]
 # mpmath costs ~15 us a point: a few thousand random points per function and
 # dtype plus the hard regions here, the large sweep in the slow suite
 N_POINTS = 1 << 12
-N_POINTS_SLOW = 1 << 18
+N_POINTS_SLOW = 1 << 17
 
 
 def _ty(dtype):
