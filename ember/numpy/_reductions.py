@@ -38,6 +38,10 @@ def _accum_dtype(d):
     return d
 
 
+def _to(x, d):
+    return x if get_aval(x).dtype == d else lax.convert_element_type(x, d)
+
+
 def _prep(a, axis, op):
     x = ensure_array(a)
     av = get_aval(x)
@@ -69,7 +73,8 @@ def _masked(x, where, fill, op):
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Sum over `axis` (all axes by default).  Small integer dtypes accumulate in the
-    default integer dtype, as the array API specifies.
+    default integer dtype, as the array API specifies; float16/bfloat16 accumulate in
+    float32 and round once at the end (JAX's choice: numpy adds float16 in float16).
 
     Example:
         >>> import ember.numpy as enp
@@ -79,13 +84,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     no_numpy_feature("sum", out=out)
     x, av, axes = _prep(a, axis, "sum")
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
-    if av.dtype != d:
-        x = lax.convert_element_type(x, d)
-    x = _masked(x, where, 0, "sum")
+    acc = _dt.accumulation_dtype(d)
+    x = _masked(_to(x, acc), where, 0, "sum")
     y = lax.reduce_sum(x, axes)
     if initial is not None:
-        y = lax.add(y, const(d, initial))
-    return ensure_array(_keep(y, av, axes, keepdims))
+        y = lax.add(y, const(acc, initial))
+    return ensure_array(_keep(_to(y, d), av, axes, keepdims))
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -99,13 +103,12 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     no_numpy_feature("prod", out=out)
     x, av, axes = _prep(a, axis, "prod")
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
-    if av.dtype != d:
-        x = lax.convert_element_type(x, d)
-    x = _masked(x, where, 1, "prod")
+    acc = _dt.accumulation_dtype(d)
+    x = _masked(_to(x, acc), where, 1, "prod")
     y = lax.reduce_prod(x, axes)
     if initial is not None:
-        y = lax.mul(y, const(d, initial))
-    return ensure_array(_keep(y, av, axes, keepdims))
+        y = lax.mul(y, const(acc, initial))
+    return ensure_array(_keep(_to(y, d), av, axes, keepdims))
 
 
 def _extreme(a, axis, keepdims, initial, where, op, is_max):
@@ -187,8 +190,16 @@ def _float_of(x, dtype, op):
     return x, d
 
 
+def _float_acc(x, dtype, op):
+    """`x` in the dtype a mean/var over it accumulates in, and the result dtype."""
+    x, d = _float_of(x, dtype, op)
+    return _to(x, _dt.accumulation_dtype(d)), d
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over `axis` (integers give a floating result; empty -> NaN).
+    Half-precision inputs are summed and divided in float32, so neither the element
+    count nor the sum overflows float16; the result keeps the input's dtype.
 
     Example:
         >>> import ember.numpy as enp
@@ -197,7 +208,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     no_numpy_feature("mean", out=out)
     x, av, axes = _prep(a, axis, "mean")
-    x, d = _float_of(x, dtype, "mean")
+    x, out_d = _float_acc(x, dtype, "mean")
+    d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
     if where is not None and where is not True:
         x = _masked(x, where, 0, "mean")
@@ -208,7 +220,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     else:
         s = lax.reduce_sum(x, axes)
         y = lax.div(s, const(d, _count(av, axes)))
-    return ensure_array(_keep(y, av, axes, keepdims))
+    return ensure_array(_keep(_to(y, out_d), av, axes, keepdims))
 
 
 def _correction(ddof, correction, op):
@@ -237,8 +249,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     no_numpy_feature("var", out=out)
     corr = _correction(ddof, correction, "var")
     x, av, axes = _prep(a, axis, "var")
-    x, d = _float_of(x, dtype, "var")
+    x, out_d = _float_acc(x, dtype, "var")
+    d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
+    out_rd = _dt.real_dtype(out_d)
     full_axes_shape = tuple(1 if i in axes else s for i, s in enumerate(av.shape))
     if where is not None and where is not True:
         w = broadcast_to(ensure_array(where), av.shape)
@@ -249,17 +263,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         sq = _masked(_abs2(c), where, 0, "var")
         denom = lax.max(lax.sub(n, const(rd, corr)), const(rd, 0))
         y = lax.div(lax.reduce_sum(sq, axes), denom)
-        return ensure_array(_keep(y, av, axes, keepdims))
+        return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
     n = _count(av, axes)
     if mean is not None:
-        mu_b = broadcast_to(ensure_array(mean), full_axes_shape)
+        mu_b = broadcast_to(_to(ensure_array(mean), d), full_axes_shape)
     else:
         mu_b = lax.reshape(lax.div(lax.reduce_sum(x, axes), const(d, n)), full_axes_shape)
     c = lax.sub(x, broadcast_to(mu_b, av.shape)) if av.shape else lax.sub(x, mu_b)
     sq = _abs2(c)
     denom = builtins.max(n - corr, 0)
     y = lax.div(lax.reduce_sum(sq, axes), const(rd, denom))
-    return ensure_array(_keep(y, av, axes, keepdims))
+    return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -549,11 +563,14 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         w = lax.broadcast_in_dim(w, av.shape, (ax,))
     x, w = promote_args("average", x, w, to_inexact=True)
     from ._elementwise import multiply, divide
+    d = get_aval(x).dtype
+    acc = _dt.accumulation_dtype(d)
+    x, w = _to(x, acc), _to(w, acc)
     scl = sum(w, axis, keepdims=keepdims)
-    avg = divide(sum(multiply(x, w), axis, keepdims=keepdims), scl)
+    avg = _to(divide(sum(multiply(x, w), axis, keepdims=keepdims), scl), d)
     if returned:
-        return avg, broadcast_to(scl, get_aval(avg).shape)
-    return avg
+        return avg, broadcast_to(_to(scl, d), get_aval(avg).shape)
+    return ensure_array(avg)
 
 
 # --- order statistics ----------------------------------------------------------------
