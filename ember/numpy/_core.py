@@ -19,6 +19,50 @@ from ..fx.prims import shape as _sh
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
+    info = np.iinfo(dtype)
+    if np.dtype(dtype).itemsize == 8:
+        hint = "use uint64" if 0 <= bad < 2 ** 64 else \
+            "it needs more than 64 bits; use float64 (or split the value)"
+    from ..fx.core import user_source
+    src = user_source()
+    return OverflowError(f"{op}: Python int {bad} is out of range for dtype {dtype} "
+                         f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
+
+
+def _first_out_of_range(obj, dtype):
+    """The first number in nested Python data outside `dtype`'s range (iterative walk)."""
+    info = np.iinfo(dtype)
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+            try:
+                iv = int(v)
+            except (OverflowError, ValueError):  # inf / nan
+                continue
+            if not info.min <= iv <= info.max:
+                return iv
+    return None
+
+
+def _python_data_as_int(obj, dtype) -> np.ndarray:
+    """Python data in an integer dtype.  numpy's constructor refuses values out of range
+    (astype would wrap 300 to 44 in int8); the error names the value and the dtype."""
+    try:
+        return np.array(obj, dtype=dtype)
+    except ValueError:
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array of {dtype}: "
+                        f"ragged or non-numeric data") from None
+    except OverflowError:
+        bad = _first_out_of_range(obj, dtype)
+        if bad is None:
+            raise
+        raise _int_overflow(bad, dtype, "asarray", "pass a wider dtype, e.g. int64") from None
+
+
 def _host_array(obj, dtype) -> np.ndarray:
     if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
         a = np.array(obj, copy=True)
@@ -28,7 +72,16 @@ def _host_array(obj, dtype) -> np.ndarray:
     if hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
         a = np.array(np.from_dlpack(obj), copy=True)
         return a.astype(dtype) if dtype is not None else a
+    if dtype is not None and _dt.kind(dtype) in "iu":
+        return _python_data_as_int(obj, dtype)
     a = np.array(obj)
+    if dtype is None and a.dtype.kind in "iuO" and a.size:
+        info = np.iinfo(_dt.default_int)
+        exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max
+        bad = None if exact else _first_out_of_range(obj, _dt.default_int)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
     if a.dtype == object:
         raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: "
                         f"ragged or non-numeric data")
@@ -39,9 +92,6 @@ def _host_array(obj, dtype) -> np.ndarray:
     if k == "f":
         return a.astype(_dt.default_float)
     if k in "iu":
-        if a.size and (a.max() > np.iinfo(np.int32).max or a.min() < np.iinfo(np.int32).min):
-            raise OverflowError(f"Python int {a.max() if a.max() > 0 else a.min()} does not fit "
-                                f"in the default int32; pass dtype=ember.numpy.int64")
         return a.astype(_dt.default_int)
     if k == "c":
         return a.astype(_dt.default_complex)

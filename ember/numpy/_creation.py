@@ -252,6 +252,14 @@ def arange(start, /, stop=None, step=None, *, dtype=None, device=None):
         n = max(0, -((start - stop) // step))
     else:
         n = max(0, math.ceil((stop - start) / step))
+    if n and _dt.kind(dtype) in "iu":
+        # numpy's arange wraps (arange(300, dtype=int8) ends at 43); a ramp whose ends
+        # do not fit is refused like any other Python int out of range
+        info = _dt.iinfo(dtype)
+        for v in (start, start + (n - 1) * step):
+            if not info.min <= int(v) <= info.max:
+                raise OverflowError(f"arange: value {v!r} of the ramp is out of range for dtype "
+                                    f"{dtype} [{info.min}, {info.max}]; pass a wider dtype")
     return _device_put(_ramp(n, dtype, start, step), device)
 
 

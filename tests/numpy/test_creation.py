@@ -190,3 +190,62 @@ def test_creation_under_make_graph():
     typecheck(g)
     np.testing.assert_allclose(np.asarray(f(enp.ones(3))),
                                np.arange(3) + 1 + np.array([1, 2, 3]) + np.linspace(0, 1, 3) + 2)
+
+
+# --- Python ints out of range raise (audit #12 item 2) -----------------------------
+
+_INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@given(st.sampled_from(_INT_DTYPES), st.data())
+@settings(max_examples=60, deadline=None)
+def test_asarray_python_ints_in_and_out_of_range(name, data):
+    info = np.iinfo(name)
+    inside = st.integers(int(info.min), int(info.max))
+    outside = st.one_of(st.integers(int(info.max) + 1, int(info.max) + 2 ** 70),
+                        st.integers(int(info.min) - 2 ** 70, int(info.min) - 1))
+    good = data.draw(st.lists(inside, min_size=1, max_size=4))
+    for ctor in (enp.asarray, enp.array):
+        got = ctor(good, dtype=name)
+        assert got.dtype == np.dtype(name) and got.tolist() == good
+    bad = data.draw(outside)
+    pos = data.draw(st.integers(0, len(good)))
+    nested = [good[:pos] + [bad] + good[pos:]]
+    for ctor in (enp.asarray, enp.array):
+        with pytest.raises(OverflowError, match=rf"Python int {bad} is out of range for dtype "
+                                                rf"{name}"):
+            ctor(nested, dtype=name)
+        with pytest.raises(OverflowError, match=str(bad)):
+            ctor(bad, dtype=name)
+
+
+def test_asarray_overflow_examples_and_numpy_arrays_keep_astype():
+    with pytest.raises(OverflowError, match="300 is out of range for dtype int8"):
+        enp.asarray([300, -200], dtype="int8")
+    with pytest.raises(OverflowError, match="256 is out of range for dtype uint8"):
+        enp.array([256], dtype="uint8")
+    with pytest.raises(OverflowError, match="int32"):
+        enp.asarray([2 ** 40])
+    assert enp.asarray([2 ** 40], dtype="int64").tolist() == [2 ** 40]
+    # converting an existing numpy array keeps numpy's astype semantics
+    src = np.array([300, -200])
+    assert enp.asarray(src, dtype="int8").tolist() == src.astype(np.int8).tolist()
+
+
+@pytest.mark.parametrize("name", ["int8", "uint8", "int16"])
+def test_weak_python_ints_in_ops_and_creation_raise(name):
+    info = np.iinfo(name)
+    big = int(info.max) + 1
+    x = enp.asarray([1, 2], dtype=name)
+    for f in (lambda v: v + big, lambda v: v * big, lambda v: enp.maximum(v, big),
+              lambda v: enp.where(v > 1, v, big), lambda v: v.at[0].set(big)):
+        with pytest.raises(OverflowError, match=str(big)):
+            f(x)
+        with pytest.raises(OverflowError, match=str(big)):
+            ember.jit(f)(x)
+    with pytest.raises(OverflowError, match=str(big)):
+        enp.full((2,), big, dtype=name)
+    with pytest.raises(OverflowError, match=rf"arange: value {big} .* {name}"):
+        enp.arange(big + 1, dtype=name)
+    got = enp.arange(int(info.max) - 2, int(info.max) + 1, dtype=name)
+    assert got.tolist() == list(range(int(info.max) - 2, int(info.max) + 1))
