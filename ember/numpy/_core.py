@@ -100,27 +100,58 @@ def _host_array(obj, dtype) -> np.ndarray:
     return a
 
 
+def _no_copy_error(obj, why):
+    return ValueError(f"asarray: copy=False, but {why}, so a copy is needed; pass copy=None "
+                      f"(copy only if needed) or copy=True")
+
+
+def _shared_host_array(obj, dtype):
+    """A read-only numpy view of `obj`'s memory for copy=False (the array API: never copy)."""
+    if isinstance(obj, np.ndarray):
+        a = obj
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple, np.generic)):
+        a = np.from_dlpack(obj, copy=False)
+    else:
+        raise _no_copy_error(obj, f"a {type(obj).__name__} has no array buffer to share")
+    if dtype is not None and a.dtype != dtype:
+        raise _no_copy_error(obj, f"its dtype {a.dtype} differs from the requested {dtype}")
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def asarray(obj, dtype=None, *, device=None, copy=None):
     """Convert to an ember Array (numpy arrays keep their dtype; Python data gets
-    float32 / int32 defaults).
+    float32 / int32 defaults).  `copy` follows the array API: True always copies, False
+    never does (a numpy array's memory is then shared read-only: do not write the
+    source afterwards; a ValueError where a copy is needed), None copies host data (ember
+    arrays are immutable, the source might not be) and reuses ember arrays.
 
     Example:
         >>> asarray([1.5, 2.0]).dtype
         dtype('float32')
     """
+    if copy not in (None, True, False):
+        raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
     if dtype is not None:
         dtype = _dt.canonicalize(dtype)
     if isinstance(obj, (Array, Tracer)):
         if dtype is not None and obj.dtype != dtype:
+            if copy is False:
+                raise _no_copy_error(obj, f"converting {obj.dtype} to {dtype} makes a new array")
             obj = _cv.convert_element_type(obj, dtype)
+        elif copy is True and isinstance(obj, Array):
+            obj = wrap_buffer(np.array(obj._host(), copy=True), None, obj.aval)
         if device is not None and isinstance(obj, Array):
             from ..api_device import device_put
             obj = device_put(obj, device)
         return obj
     if isinstance(obj, (list, tuple)) and any(isinstance(e, (Array, Tracer)) for e in _flat(obj)):
+        if copy is False:
+            raise _no_copy_error(obj, "stacking a sequence of arrays makes a new array")
         from ._creation import stack_nested
         return stack_nested(obj, dtype)
-    a = _host_array(obj, dtype)
+    a = _shared_host_array(obj, dtype) if copy is False else _host_array(obj, dtype)
     _dt.canonicalize(a.dtype)
     out = wrap_buffer(a)
     if device is not None:
@@ -138,13 +169,13 @@ def _flat(obj):
 
 
 def array(obj, dtype=None, *, copy=True, device=None):
-    """Like `asarray` (arrays are immutable, so a copy is never needed).
+    """Like `asarray`, copying by default (numpy's `array`).
 
     Example:
         >>> array(3).dtype
         dtype('int32')
     """
-    return asarray(obj, dtype=dtype, device=device)
+    return asarray(obj, dtype=dtype, device=device, copy=copy)
 
 
 def broadcast_shapes(*shapes, op="broadcast"):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import Array, wrap_buffer
+from ..array import Array, cpu_device, wrap_buffer
 from ..fx.core import Tracer, get_aval
 from ._core import asarray, broadcast_shapes, ensure_array, promote_args
 from ._util import concrete, const, device_put, no_numpy_feature
@@ -181,6 +181,19 @@ def empty_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         (2,)
     """
     return zeros_like(x, dtype=dtype, device=device, shape=shape)
+
+
+def _static_count(v, op, what, signed=False):
+    """A Python int from a size-like argument, non-negative unless `signed`, with an
+    error naming `op` and the argument."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{op}: `{what}` must be an integer, got {type(v).__name__} "
+                        f"{v!r}") from None
+    if not signed and i < 0:
+        raise ValueError(f"{op}: `{what}` must be non-negative, got {i}")
+    return i
 
 
 def _static_number(v, op, what):
@@ -400,11 +413,11 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, M=None, N=None)
     """
     if n_cols is None:
         n_cols = M
-    n = operator.index(n_rows)
-    m = n if n_cols is None else operator.index(n_cols)
-    k = operator.index(k)
+    n = _static_count(n_rows, "eye", "n_rows")
+    m = n if n_cols is None else _static_count(n_cols, "eye", "n_cols")
+    k = _static_count(k, "eye", "k", signed=True)
     dtype = _dt.default_float if dtype is None else _dt.canonicalize(dtype)
-    if n == 0 or m == 0:
+    if n == 0 or m == 0 or not -n < k < m:  # no diagonal element (k may exceed int32)
         return _device_put(full((n, m), 0, dtype), device)
     i = lax.iota(_dt.int32, (n, m), 0)
     j = lax.iota(_dt.int32, (n, m), 1)
@@ -577,24 +590,28 @@ def meshgrid(*arrays, indexing="xy", sparse=False, copy=True):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An ember array from any object with `__dlpack__` (the data is copied: ember arrays
-    are immutable).
+    """An ember array from any object with `__dlpack__`.  By default (and with
+    copy=True) the data is copied, since ember arrays are immutable and the producer
+    could still write its buffer; copy=False shares the producer's memory read-only
+    (as JAX does: the producer must then leave it unchanged).
 
     Example:
         >>> import numpy as np, ember.numpy as enp
         >>> enp.from_dlpack(np.arange(3)).tolist()
         [0, 1, 2]
     """
-    if copy is False:
-        raise ValueError("from_dlpack: ember arrays are immutable and own their data, so "
-                         "copy=False cannot be honoured; use copy=None or copy=True")
+    if copy not in (None, True, False):
+        raise TypeError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     if isinstance(x, Array):
         return _device_put(x, device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
-    a = np.array(np.from_dlpack(x), copy=True)
+    if device is not None and str(device) not in ("cpu", str(cpu_device())):
+        raise BufferError(f"from_dlpack: device {device!r} is not available; ember arrays live "
+                          f"on {cpu_device()}")
+    a = np.from_dlpack(x, copy=copy) if copy is False else np.array(np.from_dlpack(x), copy=True)
     _dt.canonicalize(a.dtype)
-    return _device_put(wrap_buffer(a), device)
+    return wrap_buffer(a)
 
 
 def copy(a, order="K"):

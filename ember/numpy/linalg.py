@@ -369,10 +369,11 @@ def trace(x, /, *, offset=0, dtype=None):
         >>> enp.linalg.trace(enp.asarray([[1, 2], [3, 4]])).item()
         5
     """
-    d = diagonal(x, offset=offset)
-    if dtype is not None:
-        d = _cv.convert_element_type(d, _dt.canonicalize(dtype))
-    return _red.reduce_sum(d, (get_aval(d).ndim - 1,))
+    from ._reductions import sum as _sum
+    from ._util import check_dtype
+    check_dtype("trace", x, "numeric")
+    # the array API's sum dtype rule: small integers widen to the default integer
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 # --- factorizations -----------------------------------------------------------------------

@@ -178,8 +178,8 @@ def test_asarray_and_from_dlpack():
     assert z.tolist() == y.tolist()
     back = np.from_dlpack(y)
     np.testing.assert_array_equal(back, np.asarray(y))
-    with pytest.raises(ValueError):
-        enp.from_dlpack(n, copy=False)
+    # the array API: copy=False never copies (the memory is shared read-only)
+    assert np.shares_memory(np.asarray(enp.from_dlpack(n, copy=False)), n)
 
 
 def test_creation_under_make_graph():
@@ -249,3 +249,102 @@ def test_weak_python_ints_in_ops_and_creation_raise(name):
         enp.arange(big + 1, dtype=name)
     got = enp.arange(int(info.max) - 2, int(info.max) + 1, dtype=name)
     assert got.tolist() == list(range(int(info.max) - 2, int(info.max) + 1))
+
+
+# --- DLPack export/import and copy= (audit #12 item 4) ------------------------------
+
+def _unversioned(capsule):
+    """A DLPack producer that only hands out the given capsule (an old-style consumer)."""
+    class P:
+        def __dlpack__(self, **kw):
+            return capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    return P()
+
+
+def test_dlpack_export_is_read_only_or_a_copy():
+    x = enp.arange(4.0)
+    base = np.asarray(x)
+    y = np.from_dlpack(x)  # DLPack >= 1.0: shared, flagged read-only
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0] and not y.flags.writeable
+    assert np.shares_memory(y, base)
+    y = np.from_dlpack(x, copy=True)
+    assert y.flags.writeable and not np.shares_memory(y, base)
+    y[0] = 9.0
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    # an unversioned capsule cannot say read-only: it holds a copy
+    cap = x.__dlpack__()
+    assert not np.shares_memory(np.from_dlpack(_unversioned(cap)), base)
+    with pytest.raises(BufferError, match="copy=False"):
+        x.__dlpack__(copy=False)
+    with pytest.raises(BufferError):
+        x.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(BufferError, match="stream"):
+        x.__dlpack__(stream=1)
+    assert np.from_dlpack(x, device="cpu").tolist() == x.tolist()
+
+
+def test_dlpack_of_a_broadcast_array_is_a_copy():
+    z = enp.zeros((3,))
+    assert 0 in np.asarray(z).strides  # zeros is a stride-0 broadcast
+    y = np.from_dlpack(z)
+    assert y.strides != (0,)
+    assert not np.shares_memory(y, np.asarray(z))
+
+
+def test_torch_cannot_write_into_a_broadcast_ember_array():
+    torch = pytest.importorskip("torch")
+    z = enp.zeros((3,))
+    t = torch.from_dlpack(z)
+    t[0] = 5.0
+    assert z.tolist() == [0.0, 0.0, 0.0]
+    assert t.tolist() == [5.0, 0.0, 0.0]
+
+
+def test_from_dlpack_copy_and_device():
+    a = np.arange(3.0)
+    y = enp.from_dlpack(a)
+    a[0] = 7.0
+    assert y.tolist() == [0.0, 1.0, 2.0]  # copied by default
+    shared = enp.from_dlpack(a, copy=False)
+    assert np.shares_memory(np.asarray(shared), a)
+    assert enp.from_dlpack(a, copy=True, device=enp.asarray(1).device).tolist() == a.tolist()
+    with pytest.raises(BufferError, match="device"):
+        enp.from_dlpack(a, device="gpu")
+
+
+def test_asarray_copy_keyword():
+    x = enp.asarray([1, 2])
+    assert enp.asarray(x) is x and enp.asarray(x, copy=False) is x
+    c = enp.asarray(x, copy=True)
+    assert c is not x and not np.shares_memory(np.asarray(c), np.asarray(x))
+    assert c.tolist() == [1, 2]
+    a = np.arange(3)
+    shared = enp.asarray(a, copy=False)
+    assert np.shares_memory(np.asarray(shared), a) and a.flags.writeable
+    assert not np.shares_memory(np.asarray(enp.asarray(a)), a)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray(a, dtype="int8", copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray(x, dtype="float32", copy=False)
+    assert not np.shares_memory(np.asarray(enp.array(a)), a)
+
+
+@given(n=st.integers(0, 4), m=st.integers(0, 4),
+       k=st.one_of(st.integers(-6, 6), st.integers(2 ** 31, 2 ** 70), st.integers(-2 ** 70, -2 ** 31)))
+@settings(max_examples=40, deadline=None)
+def test_eye_any_k(n, m, k):
+    np.testing.assert_array_equal(np.asarray(enp.eye(n, m, k=k)), np.eye(n, m, k=k, dtype=np.float32))
+
+
+def test_eye_bad_arguments_name_eye():
+    with pytest.raises(ValueError, match=r"eye: `n_rows` must be non-negative, got -1"):
+        enp.eye(-1)
+    with pytest.raises(ValueError, match=r"eye: `n_cols`"):
+        enp.eye(2, -3)
+    with pytest.raises(TypeError, match=r"eye: `k` must be an integer"):
+        enp.eye(2, k=0.5)

@@ -114,7 +114,38 @@ exp_p = unary("exp", np.exp)
 exp2_p = unary("exp2", np.exp2)
 log_p = unary("log", np.log)
 log1p_p = unary("log1p", np.log1p)
-expm1_p = unary("expm1", np.expm1)
+def _expm1_impl(x):
+    """numpy's expm1, with the array API's complex special cases (C99's cexp minus one)
+    where numpy returns NaN: infinite real parts and NaN real parts with b = +-0.
+    expm1(conj(z)) = conj(expm1(z)), so zero imaginary parts keep their sign."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.asarray(np.expm1(x))
+    if out.dtype.kind != "c" or not out.size:
+        return out
+    a, b = np.real(x), np.imag(x)
+    fix = np.array(out, copy=True)
+    zero_b = b == 0
+    r, i = fix.real, fix.imag
+    # a = +-0, b = +-0: the result is 0 + b j (never -0 in the real part)
+    m = (a == 0) & zero_b
+    r[m], i[m] = 0.0, b[m]
+    # a = +inf: b = +-0 gives inf + b j; an infinite or NaN b gives inf + NaN j
+    m = np.isposinf(a) & zero_b
+    r[m], i[m] = np.inf, b[m]
+    m = np.isposinf(a) & ~np.isfinite(b)
+    r[m], i[m] = np.inf, np.nan
+    # a = -inf: exp is +0 * cis(b), so the result is -1 + (+-0) j for every b
+    m = np.isneginf(a)
+    with np.errstate(invalid="ignore"):
+        s = np.where(np.isfinite(b), np.sin(np.where(np.isfinite(b), b, 0)), np.copysign(1.0, b))
+    r[m], i[m] = -1.0, np.copysign(0.0, s[m])
+    # a = NaN, b = +-0: NaN + b j
+    m = np.isnan(a) & zero_b
+    r[m], i[m] = np.nan, b[m]
+    return fix
+
+
+expm1_p = unary("expm1", _expm1_impl)
 tanh_p = unary("tanh", np.tanh)
 logistic_p = unary("logistic", lambda x: _sp.expit(x))
 sin_p = unary("sin", np.sin)
