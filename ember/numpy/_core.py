@@ -74,7 +74,11 @@ def _host_array(obj, dtype) -> np.ndarray:
         return a.astype(dtype) if dtype is not None else a
     if dtype is not None and _dt.kind(dtype) in "iu":
         return _python_data_as_int(obj, dtype)
-    a = np.array(obj)
+    try:
+        a = np.array(obj)
+    except ValueError:  # numpy's message for ragged nesting speaks of "sequence" elements
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: ragged nested "
+                        f"sequences (every level must have equal lengths)") from None
     if dtype is None and a.dtype.kind in "iuO" and a.size:
         info = np.iinfo(_dt.default_int)
         exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max

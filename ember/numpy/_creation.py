@@ -18,7 +18,7 @@ from .. import lax
 from ..array import Array, cpu_device, wrap_buffer
 from ..fx.core import Tracer, get_aval
 from ._core import asarray, broadcast_shapes, ensure_array, promote_args
-from ._util import concrete, const, device_put, no_numpy_feature
+from ._util import concrete, concrete_or_none, const, device_put, no_numpy_feature
 
 __all__ = [
     "arange", "empty", "empty_like", "eye", "identity", "from_dlpack", "full", "full_like",
@@ -74,8 +74,13 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
         >>> enp.full((2,), 7).tolist()
         [7, 7]
     """
-    no_numpy_feature("full", order=order)
-    shape = _shape_arg(shape, "full")
+    return _full(shape, fill_value, dtype, device, order, "full")
+
+
+def _full(shape, fill_value, dtype, device, order, op):
+    """`full`, with errors naming `op` (the creation function the user called)."""
+    no_numpy_feature(op, order=order)
+    shape = _shape_arg(shape, op)
     if dtype is None:
         dtype = _default_dtype_of(fill_value)
     dtype = _dt.canonicalize(dtype)
@@ -85,7 +90,7 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
             v = lax.convert_element_type(v, dtype)
         vs = get_aval(v).shape
         if vs:
-            broadcast_shapes(vs, shape, op="full")
+            broadcast_shapes(vs, shape, op=op)
             from ._core import broadcast_to
             return _device_put(broadcast_to(v, shape), device)
         return _device_put(_filled(shape, v, dtype), device)
@@ -94,7 +99,7 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
     try:
         v = np.array(fill_value, dtype=dtype)[()]
     except OverflowError:
-        raise OverflowError(f"full: fill value {fill_value!r} does not fit in dtype {dtype}; "
+        raise OverflowError(f"{op}: fill value {fill_value!r} does not fit in dtype {dtype}; "
                             f"pass a wider dtype") from None
     return _device_put(_filled(shape, v, dtype), device)
 
@@ -107,7 +112,7 @@ def zeros(shape, dtype=None, *, device=None, order="C"):
         >>> enp.zeros((2, 1)).tolist()
         [[0.0], [0.0]]
     """
-    return full(shape, 0, _dt.default_float if dtype is None else dtype, device=device, order=order)
+    return _full(shape, 0, _dt.default_float if dtype is None else dtype, device, order, "zeros")
 
 
 def ones(shape, dtype=None, *, device=None, order="C"):
@@ -118,7 +123,7 @@ def ones(shape, dtype=None, *, device=None, order="C"):
         >>> enp.ones(2, dtype="int8").tolist()
         [1, 1]
     """
-    return full(shape, 1, _dt.default_float if dtype is None else dtype, device=device, order=order)
+    return _full(shape, 1, _dt.default_float if dtype is None else dtype, device, order, "ones")
 
 
 def empty(shape, dtype=None, *, device=None, order="C"):
@@ -129,13 +134,13 @@ def empty(shape, dtype=None, *, device=None, order="C"):
         >>> enp.empty((0, 3)).shape
         (0, 3)
     """
-    return zeros(shape, dtype, device=device, order=order)
+    return _full(shape, 0, _dt.default_float if dtype is None else dtype, device, order, "empty")
 
 
-def _like(x, shape):
-    x = ensure_array(x)
-    a = get_aval(x)
-    return a, (a.shape if shape is None else _shape_arg(shape, "like"))
+def _like(x, fill_value, dtype, device, shape, op):
+    a = get_aval(ensure_array(x))
+    shp = a.shape if shape is None else _shape_arg(shape, op)
+    return _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None, order="K"):
@@ -146,8 +151,7 @@ def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None, order="K
         >>> enp.full_like(enp.asarray([1, 2]), 2.7).tolist()
         [2, 2]
     """
-    a, shp = _like(x, shape)
-    return full(shp, fill_value, a.dtype if dtype is None else dtype, device=device)
+    return _like(x, fill_value, dtype, device, shape, "full_like")
 
 
 def zeros_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -158,7 +162,7 @@ def zeros_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.zeros_like(enp.asarray([1, 2])).tolist()
         [0, 0]
     """
-    return full_like(x, 0, dtype=dtype, device=device, shape=shape)
+    return _like(x, 0, dtype, device, shape, "zeros_like")
 
 
 def ones_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -169,7 +173,7 @@ def ones_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.ones_like(enp.asarray([1.5])).tolist()
         [1.0]
     """
-    return full_like(x, 1, dtype=dtype, device=device, shape=shape)
+    return _like(x, 1, dtype, device, shape, "ones_like")
 
 
 def empty_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -180,7 +184,7 @@ def empty_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.empty_like(enp.asarray([1, 2])).shape
         (2,)
     """
-    return zeros_like(x, dtype=dtype, device=device, shape=shape)
+    return _like(x, 0, dtype, device, shape, "empty_like")
 
 
 def _static_count(v, op, what, signed=False):
@@ -251,6 +255,10 @@ def arange(start, /, stop=None, step=None, *, dtype=None, device=None):
     step = 1 if step is None else _static_number(step, "arange", "step")
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange: `{what}` must be finite, got {v} (the length would be "
+                             f"undefined)")
     if dtype is None:
         if any(isinstance(v, complex) for v in (start, stop, step)):
             raise TypeError("arange does not accept complex arguments")
@@ -374,6 +382,11 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     s, e = promote_args("geomspace", start, stop, to_inexact=True)
     if _dt.kind(get_aval(s).dtype) == "c":
         raise TypeError("geomspace: complex endpoints are not supported")
+    for what, v in (("start", start), ("stop", stop)):
+        cv = concrete_or_none(v)
+        if cv is not None and np.any(cv == 0):
+            raise ValueError(f"geomspace: `{what}` must be non-zero (a geometric sequence "
+                             f"cannot include zero), got {cv.tolist()}")
     sg = sign(s)
     y = exp(linspace(log(_abs(s)), log(_abs(e)), num, endpoint=endpoint))
     bshape = get_aval(y).shape
@@ -398,6 +411,7 @@ def _tri_mask(n, m, k):
     """Boolean (n, m) mask of j - i <= k."""
     if n == 0 or m == 0:
         return full((n, m), False, _dt.bool_)
+    k = -n if k < -n else m if k > m else k  # j - i spans [1 - n, m - 1]; k may exceed int32
     i = lax.iota(_dt.int32, (n, m), 0)
     j = lax.iota(_dt.int32, (n, m), 1)
     return lax.le(lax.sub(j, i), const(_dt.int32, k))
@@ -444,10 +458,11 @@ def tri(N, M=None, k=0, dtype=None, *, device=None):
         >>> enp.tri(2, dtype="int32").tolist()
         [[1, 0], [1, 1]]
     """
-    n = operator.index(N)
-    m = n if M is None else operator.index(M)
+    n = _static_count(N, "tri", "N")
+    m = n if M is None else _static_count(M, "tri", "M")
+    k = _static_count(k, "tri", "k", signed=True)
     dtype = _dt.default_float if dtype is None else _dt.canonicalize(dtype)
-    return _device_put(lax.convert_element_type(_tri_mask(n, m, operator.index(k)), dtype), device)
+    return _device_put(lax.convert_element_type(_tri_mask(n, m, k), dtype), device)
 
 
 def _masked_tri(x, k, lower, op):

@@ -45,7 +45,7 @@ def _to(x, d):
 def _prep(a, axis, op):
     x = ensure_array(a)
     av = get_aval(x)
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     return x, av, axes
 
 
@@ -166,8 +166,28 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
     return _extreme(a, axis, keepdims, initial, where, "min", False)
 
 
-amax = max
-amin = min
+def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """numpy's name for `max`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> int(enp.amax(enp.asarray([3, 7, 1])))
+        7
+    """
+    no_numpy_feature("amax", out=out)
+    return _extreme(a, axis, keepdims, initial, where, "amax", True)
+
+
+def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """numpy's name for `min`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> int(enp.amin(enp.asarray([3, 7, 1])))
+        1
+    """
+    no_numpy_feature("amin", out=out)
+    return _extreme(a, axis, keepdims, initial, where, "amin", False)
 
 
 def _count(av, axes):
@@ -285,11 +305,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         >>> float(enp.std(enp.asarray([1.0, 3.0])))
         1.0
     """
+    _prep(a, axis, "std")
     return ensure_array(lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
                                      correction=correction, mean=mean)))
 
 
-def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_none):
+def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_none, out=None):
+    no_numpy_feature(op, out=out)
     x = ensure_array(a)
     av = get_aval(x)
     if av.ndim == 0:
@@ -305,7 +327,7 @@ def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_non
         else:
             raise ValueError(f"{op}: axis must be given for arrays with more than one "
                              f"dimension (got shape {av.shape})")
-    ax = canonicalize_axis(axis, av.ndim, op)
+    ax = canonicalize_axis(axis, av.shape, op)
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
     if av.dtype != d:
         x = lax.convert_element_type(x, d)
@@ -382,7 +404,8 @@ def nancumsum(a, axis=None, dtype=None, out=None):
         >>> enp.nancumsum(enp.asarray([1.0, float("nan"), 2.0])).tolist()
         [1.0, 1.0, 3.0]
     """
-    return cumsum(_nan_filled(a, 0), axis, dtype, out)
+    return _cumulative(_nan_filled(a, 0), axis, dtype, False, lax.cumsum, 0, "nancumsum", True,
+                       out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
@@ -393,7 +416,8 @@ def nancumprod(a, axis=None, dtype=None, out=None):
         >>> enp.nancumprod(enp.asarray([2.0, float("nan"), 2.0])).tolist()
         [2.0, 2.0, 4.0]
     """
-    return cumprod(_nan_filled(a, 1), axis, dtype, out)
+    return _cumulative(_nan_filled(a, 1), axis, dtype, False, lax.cumprod, 1, "nancumprod", True,
+                       out)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -404,6 +428,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
         >>> float(enp.nansum(enp.asarray([1.0, float("nan")])))
         1.0
     """
+    _prep(a, axis, "nansum")
     return sum(_nan_filled(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
@@ -415,19 +440,19 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
         >>> float(enp.nanprod(enp.asarray([2.0, float("nan")])))
         2.0
     """
+    _prep(a, axis, "nanprod")
     return prod(_nan_filled(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
 def _nan_extreme(a, axis, keepdims, initial, where, is_max, op):
     from ._elementwise import isnan
-    x = ensure_array(a)
-    av = get_aval(x)
+    x, av, _ = _prep(a, axis, op)
     if _dt.kind(av.dtype) != "f":
         return (max if is_max else min)(x, axis, None, keepdims, initial, where)
     y = (max if is_max else min)(_nan_filled(x, -np.inf if is_max else np.inf), axis, None,
                                  keepdims, initial, where)
     # all-NaN slices stay NaN
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     alln = lax.reduce_and(isnan(x), axes) if axes else isnan(x)
     alln = _keep(alln, av, axes, keepdims)
     nanv = const(av.dtype, np.nan)
@@ -474,7 +499,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         2.0
     """
     no_numpy_feature("nanmean", out=out)
-    x = ensure_array(a)
+    x, _, _ = _prep(a, axis, "nanmean")
     if _dt.kind(get_aval(x).dtype) not in "fc":
         return mean(x, axis, dtype, None, keepdims, where=where)
     m = _notnan_mask(x)
@@ -493,7 +518,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         1.0
     """
     no_numpy_feature("nanvar", out=out)
-    x = ensure_array(a)
+    x, _, _ = _prep(a, axis, "nanvar")
     if _dt.kind(get_aval(x).dtype) not in "fc":
         return var(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
     m = _notnan_mask(x)
@@ -512,6 +537,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         >>> float(enp.nanstd(enp.asarray([1.0, float("nan"), 3.0])))
         1.0
     """
+    _prep(a, axis, "nanstd")
     return ensure_array(lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where,
                                         correction=correction)))
 
@@ -525,6 +551,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
         7
     """
     no_numpy_feature("ptp", out=out)
+    _prep(a, axis, "ptp")
     from ._elementwise import subtract
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
@@ -537,12 +564,11 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         >>> float(enp.average(enp.asarray([1.0, 3.0]), weights=enp.asarray([3.0, 1.0])))
         1.5
     """
-    x = ensure_array(a)
-    av = get_aval(x)
+    x, av, _ = _prep(a, axis, "average")
     if weights is None:
         avg = mean(x, axis, keepdims=keepdims)
         if returned:
-            axes = canonicalize_axes(axis, av.ndim, "average")
+            axes = canonicalize_axes(axis, av.shape, "average")
             n = full_count = _count(av, axes)
             del full_count
             from ._creation import full_like
@@ -556,7 +582,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                             f"{av.shape}; pass axis= for 1-D weights")
         if wv.ndim != 1 or isinstance(axis, (tuple, list)):
             raise TypeError(f"average: 1-D weights are needed when shapes differ, got {wv.shape}")
-        ax = canonicalize_axis(axis, av.ndim, "average")
+        ax = canonicalize_axis(axis, av.shape, "average")
         if wv.shape[0] != av.shape[ax]:
             raise ValueError(f"average: length of weights {wv.shape[0]} differs from axis {ax} "
                              f"of shape {av.shape}")
@@ -591,7 +617,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     if _dt.kind(av.dtype) == "c":
         raise TypeError(f"{op} does not support complex inputs")
     x, d = _float_of(x, None, op)
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     rest = tuple(i for i in range(av.ndim) if i not in axes)
     # reduced axes go last, flattened to one
     xt = lax.transpose(x, rest + axes)
@@ -712,14 +738,17 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
         2.0
     """
     no_numpy_feature("percentile", out=out)
-    qq = _scaled_q(q)
+    qq = _scaled_q(q, "percentile")
     return _quantile(a, qq, axis, interpolation or method, keepdims, False, "percentile")
 
 
-def _scaled_q(q):
+def _scaled_q(q, op):
     qv = concrete_or_none(q)
     if qv is not None:
-        return np.asarray(qv, dtype=np.float64) / 100
+        qv = np.asarray(qv, dtype=np.float64)
+        if np.any(qv < 0) or np.any(qv > 100):
+            raise ValueError(f"{op}: percentiles must be in the range [0, 100], got {qv.tolist()}")
+        return qv / 100
     from ._elementwise import divide
     return divide(q, 100)
 
@@ -747,8 +776,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
         2.0
     """
     no_numpy_feature("nanpercentile", out=out)
-    return _quantile(a, _scaled_q(q), axis, interpolation or method, keepdims, True,
-                     "nanpercentile")
+    qq = _scaled_q(q, "nanpercentile")
+    return _quantile(a, qq, axis, interpolation or method, keepdims, True, "nanpercentile")
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
