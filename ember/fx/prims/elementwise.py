@@ -28,7 +28,11 @@ _LOWP = (_dt.float16, _dt.bfloat16)
 def _operand(x) -> np.ndarray:
     """`x` as a numpy array of its abstract dtype: a Python float is a (weak) float32,
     not the float64 numpy would make of it."""
-    return x if type(x) is np.ndarray else np.asarray(x, dtype=get_aval(x).dtype)
+    if type(x) is np.ndarray:
+        return x
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return np.asarray(x, dtype=get_aval(x).dtype)
 
 
 def _exact(fn, out_dtype=None, lowp=True):
