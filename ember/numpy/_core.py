@@ -26,7 +26,8 @@ def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
             "it needs more than 64 bits; use float64 (or split the value)"
     from ..fx.core import user_source
     src = user_source()
-    return OverflowError(f"{op}: Python int {bad} is out of range for dtype {dtype} "
+    what = "Python int" if isinstance(bad, int) else "value"
+    return OverflowError(f"{op}: {what} {bad!r} is out of range for dtype {dtype} "
                          f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
 
 
@@ -44,7 +45,7 @@ def _first_out_of_range(obj, dtype):
             except (OverflowError, ValueError):  # inf / nan
                 continue
             if not info.min <= iv <= info.max:
-                return iv
+                return v
     return None
 
 
