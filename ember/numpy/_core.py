@@ -31,15 +31,17 @@ def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
                          f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
 
 
-def _first_out_of_range(obj, dtype):
-    """The first number in nested Python data outside `dtype`'s range (iterative walk)."""
+def _first_out_of_range(obj, dtype, ints_only=False):
+    """The first number (Python int with `ints_only`) in nested Python data outside
+    `dtype`'s range (iterative walk)."""
     info = np.iinfo(dtype)
+    kinds = (int, np.integer) if ints_only else (int, float, np.number)
     stack = [obj]
     while stack:
         v = stack.pop()
         if isinstance(v, (list, tuple)):
             stack.extend(reversed(v))
-        elif isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        elif isinstance(v, kinds) and not isinstance(v, bool):
             try:
                 iv = int(v)
             except (OverflowError, ValueError):  # inf / nan
@@ -47,6 +49,18 @@ def _first_out_of_range(obj, dtype):
             if not info.min <= iv <= info.max:
                 return v
     return None
+
+
+def _holds_float(obj) -> bool:
+    """Whether nested Python data holds a float (then ints in it are promoted, not checked)."""
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (float, np.floating)):
+            return True
+    return False
 
 
 def _python_data_as_int(obj, dtype) -> np.ndarray:
@@ -84,6 +98,14 @@ def _host_array(obj, dtype) -> np.ndarray:
         info = np.iinfo(_dt.default_int)
         exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max
         bad = None if exact else _first_out_of_range(obj, _dt.default_int)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
+    if dtype is None and a.dtype.kind == "f" and a.size and np.nanmax(np.abs(a)) >= 2.0 ** 63:
+        # numpy makes float64 of ints beyond int64 mixed with negatives ([2**63, -1]);
+        # those ints must not become float32 silently
+        bad = None if _holds_float(obj) else _first_out_of_range(obj, _dt.default_int,
+                                                                   ints_only=True)
         if bad is not None:
             raise _int_overflow(bad, _dt.default_int, "asarray",
                                 "pass dtype=ember.numpy.int64 (the default integer is int32)")

@@ -227,6 +227,10 @@ def test_asarray_overflow_examples_and_numpy_arrays_keep_astype():
     with pytest.raises(OverflowError, match="int32"):
         enp.asarray([2 ** 40])
     assert enp.asarray([2 ** 40], dtype="int64").tolist() == [2 ** 40]
+    # numpy turns these ints into float64; without a dtype they must not become float32
+    with pytest.raises(OverflowError, match=str(2 ** 63)):
+        enp.asarray([[2 ** 63], [-1]])
+    assert enp.asarray([2.0 ** 70, 2 ** 40]).dtype == dt.float32  # a float promotes the ints
     # converting an existing numpy array keeps numpy's astype semantics
     src = np.array([300, -200])
     assert enp.asarray(src, dtype="int8").tolist() == src.astype(np.int8).tolist()
