@@ -106,10 +106,37 @@ class Array(ArrayOps):
         return v
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export as a DLPack capsule without letting the consumer write into this
+        immutable array: a DLPack >= 1.0 consumer gets the buffer flagged read-only; a
+        consumer of the old, unversioned capsule (which cannot say read-only) gets a
+        copy, and so does a broadcast (stride-0) array, where one write would change
+        every element.  copy=True always copies; copy=False raises BufferError where
+        a copy would be needed.
+
+        Example:
+            >>> import numpy as np, ember.numpy as enp
+            >>> y = np.from_dlpack(enp.arange(3))
+            >>> y.tolist(), y.flags.writeable
+            ([0, 1, 2], False)
+        """
         v = self._host()
+        if stream is not None:
+            raise BufferError(f"__dlpack__: ember arrays live on the CPU, where stream must be "
+                              f"None (got stream={stream!r})")
+        versioned = max_version is not None and tuple(max_version) >= (1, 0)
+        broadcast = v.size > 1 and 0 in v.strides
+        if copy is True or (copy is None and (not versioned or broadcast)):
+            v = np.array(v, copy=True)
+            copy = None
+        elif copy is False and not versioned:
+            raise BufferError("__dlpack__: copy=False needs a DLPack >= 1.0 consumer "
+                              "(max_version=(1, 0)): an unversioned capsule cannot mark this "
+                              "immutable array read-only, so it can only be exported as a copy")
         if max_version is None:
-            return v.__dlpack__(stream=stream)
-        return v.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+            if dl_device is not None:
+                return v.__dlpack__(max_version=(0, 8), dl_device=dl_device, copy=copy)
+            return v.__dlpack__()
+        return v.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self):
         return self._host().__dlpack_device__()

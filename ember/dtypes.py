@@ -314,6 +314,20 @@ def to_inexact(dtype) -> np.dtype:
     return d if is_inexact(d) else default_float
 
 
+def accumulation_dtype(dtype) -> np.dtype:
+    """The dtype sums, counts and divisions over `dtype` data are computed in: float32
+    for the half-precision floats (float16 tops out at 65504, so a count of 65,520
+    elements or a sum of many small terms would overflow), `dtype` itself otherwise.
+    This is JAX's rule for sum/prod/mean/var; the result is cast back afterwards.
+
+    Example:
+        >>> accumulation_dtype(float16), accumulation_dtype(int8)
+        (dtype('float32'), dtype('int8'))
+    """
+    d = canonicalize(dtype)
+    return float32 if d in (float16, bfloat16) else d
+
+
 def real_dtype(dtype) -> np.dtype:
     d = canonicalize(dtype)
     return {complex64: float32, complex128: float64}.get(d, d)

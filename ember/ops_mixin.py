@@ -116,36 +116,72 @@ class ArrayOps:
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
         return _ns().transpose(self, axes or None)
-    def sum(self, axis=None, dtype=None, keepdims=False): return _ns().sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def prod(self, axis=None, dtype=None, keepdims=False): return _ns().prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def mean(self, axis=None, dtype=None, keepdims=False): return _ns().mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
-    def var(self, axis=None, ddof=0, keepdims=False): return _ns().var(self, axis=axis, correction=ddof, keepdims=keepdims)
-    def std(self, axis=None, ddof=0, keepdims=False): return _ns().std(self, axis=axis, correction=ddof, keepdims=keepdims)
-    def max(self, axis=None, keepdims=False): return _ns().max(self, axis=axis, keepdims=keepdims)
-    def min(self, axis=None, keepdims=False): return _ns().min(self, axis=axis, keepdims=keepdims)
-    def argmax(self, axis=None, keepdims=False): return _ns().argmax(self, axis=axis, keepdims=keepdims)
-    def argmin(self, axis=None, keepdims=False): return _ns().argmin(self, axis=axis, keepdims=keepdims)
-    def any(self, axis=None, keepdims=False): return _ns().any(self, axis=axis, keepdims=keepdims)
-    def all(self, axis=None, keepdims=False): return _ns().all(self, axis=axis, keepdims=keepdims)
-    def cumsum(self, axis=None, dtype=None): return _ns().cumsum(self, axis=axis, dtype=dtype)
+    # The reductions take numpy's keyword protocol: numpy's functions on a non-ndarray
+    # call these methods with out=, keepdims=, initial=, where= (np.sum(x) calls
+    # x.sum(axis=None, dtype=None, out=None)), so numpy code runs on ember arrays.
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        return _ns().sum(self, axis, dtype, out, keepdims, initial, where)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+        return _ns().prod(self, axis, dtype, out, keepdims, initial, where)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+        return _ns().mean(self, axis, dtype, out, keepdims, where=where)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+            mean=None, correction=None):
+        return _ns().var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                         correction=correction)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+            mean=None, correction=None):
+        return _ns().std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+                         correction=correction)
+
+    def max(self, axis=None, out=None, keepdims=False, initial=None, where=None):
+        return _ns().max(self, axis, out, keepdims, initial, where)
+
+    def min(self, axis=None, out=None, keepdims=False, initial=None, where=None):
+        return _ns().min(self, axis, out, keepdims, initial, where)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return _ns().argmax(self, axis, out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return _ns().argmin(self, axis, out, keepdims=keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False, *, where=None):
+        return _ns().any(self, axis, out, keepdims, where=where)
+
+    def all(self, axis=None, out=None, keepdims=False, *, where=None):
+        return _ns().all(self, axis, out, keepdims, where=where)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return _ns().cumsum(self, axis, dtype, out)
+
     def flatten(self): return _ns().reshape(self, (-1,))
     def ravel(self): return _ns().reshape(self, (-1,))
     def squeeze(self, axis=None): return _ns().squeeze(self, axis=axis)
-    def clip(self, min=None, max=None): return _ns().clip(self, min, max)
-    def round(self, decimals=0): return _ns().round(self, decimals=decimals)
+    def clip(self, min=None, max=None, out=None, **kw): return _ns().clip(self, min, max, out=out, **kw)
+    def round(self, decimals=0, out=None): return _ns().round(self, decimals=decimals, out=out)
     def conj(self): return _ns().conj(self)
     def dot(self, other): return _ns().dot(self, other)
     def swapaxes(self, a, b): return _ns().swapaxes(self, a, b)
 
-    def cumprod(self, axis=None, dtype=None): return _ns().cumprod(self, axis=axis, dtype=dtype)
+    def cumprod(self, axis=None, dtype=None, out=None): return _ns().cumprod(self, axis, dtype, out)
     def nonzero(self, *, size=None, fill_value=None): return _ns().nonzero(self, size=size, fill_value=fill_value)
-    def sort(self, axis=-1, *, descending=False, stable=True): return _ns().sort(self, axis=axis, descending=descending, stable=stable)
-    def argsort(self, axis=-1, *, descending=False, stable=True): return _ns().argsort(self, axis=axis, descending=descending, stable=stable)
+    def sort(self, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+        return _ns().sort(self, axis=axis, descending=descending, stable=stable, kind=kind,
+                          order=order)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, descending=False, stable=True):
+        return _ns().argsort(self, axis=axis, descending=descending,
+                             stable=True if stable is None else stable, kind=kind, order=order)
     def repeat(self, repeats, axis=None): return _ns().repeat(self, repeats, axis=axis)
-    def take(self, indices, axis=None, mode=None): return _ns().take(self, indices, axis=axis, mode=mode)
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None): return _ns().trace(self, offset, axis1, axis2, dtype)
+    def take(self, indices, axis=None, out=None, mode=None): return _ns().take(self, indices, axis=axis, out=out, mode=mode)
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None): return _ns().trace(self, offset, axis1, axis2, dtype, out)
     def diagonal(self, offset=0, axis1=0, axis2=1): return _ns().diagonal(self, offset, axis1, axis2)
-    def ptp(self, axis=None, keepdims=False): return _ns().ptp(self, axis=axis, keepdims=keepdims)
+    def ptp(self, axis=None, out=None, keepdims=False): return _ns().ptp(self, axis, out, keepdims)
     def conjugate(self): return _ns().conj(self)
     def __round__(self, ndigits=None): return _ns().round(self, decimals=ndigits or 0)
 

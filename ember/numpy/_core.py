@@ -19,6 +19,65 @@ from ..fx.prims import shape as _sh
 _PY_SCALARS = (bool, int, float, complex)
 
 
+def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
+    info = np.iinfo(dtype)
+    if np.dtype(dtype).itemsize == 8:
+        hint = "use uint64" if 0 <= bad < 2 ** 64 else \
+            "it needs more than 64 bits; use float64 (or split the value)"
+    from ..fx.core import user_source
+    src = user_source()
+    what = "Python int" if isinstance(bad, int) else "value"
+    return OverflowError(f"{op}: {what} {bad!r} is out of range for dtype {dtype} "
+                         f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
+
+
+def _first_out_of_range(obj, dtype, ints_only=False):
+    """The first number (Python int with `ints_only`) in nested Python data outside
+    `dtype`'s range (iterative walk)."""
+    info = np.iinfo(dtype)
+    kinds = (int, np.integer) if ints_only else (int, float, np.number)
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        elif isinstance(v, kinds) and not isinstance(v, bool):
+            try:
+                iv = int(v)
+            except (OverflowError, ValueError):  # inf / nan
+                continue
+            if not info.min <= iv <= info.max:
+                return v
+    return None
+
+
+def _holds_float(obj) -> bool:
+    """Whether nested Python data holds a float (then ints in it are promoted, not checked)."""
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (float, np.floating)):
+            return True
+    return False
+
+
+def _python_data_as_int(obj, dtype) -> np.ndarray:
+    """Python data in an integer dtype.  numpy's constructor refuses values out of range
+    (astype would wrap 300 to 44 in int8); the error names the value and the dtype."""
+    try:
+        return np.array(obj, dtype=dtype)
+    except ValueError:
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array of {dtype}: "
+                        f"ragged or non-numeric data") from None
+    except OverflowError:
+        bad = _first_out_of_range(obj, dtype)
+        if bad is None:
+            raise
+        raise _int_overflow(bad, dtype, "asarray", "pass a wider dtype, e.g. int64") from None
+
+
 def _host_array(obj, dtype) -> np.ndarray:
     if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
         a = np.array(obj, copy=True)
@@ -28,7 +87,28 @@ def _host_array(obj, dtype) -> np.ndarray:
     if hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
         a = np.array(np.from_dlpack(obj), copy=True)
         return a.astype(dtype) if dtype is not None else a
-    a = np.array(obj)
+    if dtype is not None and _dt.kind(dtype) in "iu":
+        return _python_data_as_int(obj, dtype)
+    try:
+        a = np.array(obj)
+    except ValueError:  # numpy's message for ragged nesting speaks of "sequence" elements
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: ragged nested "
+                        f"sequences (every level must have equal lengths)") from None
+    if dtype is None and a.dtype.kind in "iuO" and a.size:
+        info = np.iinfo(_dt.default_int)
+        exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max
+        bad = None if exact else _first_out_of_range(obj, _dt.default_int)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
+    if dtype is None and a.dtype.kind == "f" and a.size and np.nanmax(np.abs(a)) >= 2.0 ** 63:
+        # numpy makes float64 of ints beyond int64 mixed with negatives ([2**63, -1]);
+        # those ints must not become float32 silently
+        bad = None if _holds_float(obj) else _first_out_of_range(obj, _dt.default_int,
+                                                                   ints_only=True)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
     if a.dtype == object:
         raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: "
                         f"ragged or non-numeric data")
@@ -39,9 +119,6 @@ def _host_array(obj, dtype) -> np.ndarray:
     if k == "f":
         return a.astype(_dt.default_float)
     if k in "iu":
-        if a.size and (a.max() > np.iinfo(np.int32).max or a.min() < np.iinfo(np.int32).min):
-            raise OverflowError(f"Python int {a.max() if a.max() > 0 else a.min()} does not fit "
-                                f"in the default int32; pass dtype=ember.numpy.int64")
         return a.astype(_dt.default_int)
     if k == "c":
         return a.astype(_dt.default_complex)
@@ -50,27 +127,58 @@ def _host_array(obj, dtype) -> np.ndarray:
     return a
 
 
+def _no_copy_error(obj, why):
+    return ValueError(f"asarray: copy=False, but {why}, so a copy is needed; pass copy=None "
+                      f"(copy only if needed) or copy=True")
+
+
+def _shared_host_array(obj, dtype):
+    """A read-only numpy view of `obj`'s memory for copy=False (the array API: never copy)."""
+    if isinstance(obj, np.ndarray):
+        a = obj
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple, np.generic)):
+        a = np.from_dlpack(obj, copy=False)
+    else:
+        raise _no_copy_error(obj, f"a {type(obj).__name__} has no array buffer to share")
+    if dtype is not None and a.dtype != dtype:
+        raise _no_copy_error(obj, f"its dtype {a.dtype} differs from the requested {dtype}")
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
 def asarray(obj, dtype=None, *, device=None, copy=None):
     """Convert to an ember Array (numpy arrays keep their dtype; Python data gets
-    float32 / int32 defaults).
+    float32 / int32 defaults).  `copy` follows the array API: True always copies, False
+    never does (a numpy array's memory is then shared read-only: do not write the
+    source afterwards; a ValueError where a copy is needed), None copies host data (ember
+    arrays are immutable, the source might not be) and reuses ember arrays.
 
     Example:
         >>> asarray([1.5, 2.0]).dtype
         dtype('float32')
     """
+    if copy not in (None, True, False):
+        raise TypeError(f"asarray: copy must be None, True or False, got {copy!r}")
     if dtype is not None:
         dtype = _dt.canonicalize(dtype)
     if isinstance(obj, (Array, Tracer)):
         if dtype is not None and obj.dtype != dtype:
+            if copy is False:
+                raise _no_copy_error(obj, f"converting {obj.dtype} to {dtype} makes a new array")
             obj = _cv.convert_element_type(obj, dtype)
+        elif copy is True and isinstance(obj, Array):
+            obj = wrap_buffer(np.array(obj._host(), copy=True), None, obj.aval)
         if device is not None and isinstance(obj, Array):
             from ..api_device import device_put
             obj = device_put(obj, device)
         return obj
     if isinstance(obj, (list, tuple)) and any(isinstance(e, (Array, Tracer)) for e in _flat(obj)):
+        if copy is False:
+            raise _no_copy_error(obj, "stacking a sequence of arrays makes a new array")
         from ._creation import stack_nested
         return stack_nested(obj, dtype)
-    a = _host_array(obj, dtype)
+    a = _shared_host_array(obj, dtype) if copy is False else _host_array(obj, dtype)
     _dt.canonicalize(a.dtype)
     out = wrap_buffer(a)
     if device is not None:
@@ -88,13 +196,13 @@ def _flat(obj):
 
 
 def array(obj, dtype=None, *, copy=True, device=None):
-    """Like `asarray` (arrays are immutable, so a copy is never needed).
+    """Like `asarray`, copying by default (numpy's `array`).
 
     Example:
         >>> array(3).dtype
         dtype('int32')
     """
-    return asarray(obj, dtype=dtype, device=device)
+    return asarray(obj, dtype=dtype, device=device, copy=copy)
 
 
 def broadcast_shapes(*shapes, op="broadcast"):

@@ -15,10 +15,10 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..array import Array, wrap_buffer
+from ..array import Array, cpu_device, wrap_buffer
 from ..fx.core import Tracer, get_aval
 from ._core import asarray, broadcast_shapes, ensure_array, promote_args
-from ._util import concrete, const, device_put, no_numpy_feature
+from ._util import concrete, concrete_or_none, const, device_put, no_numpy_feature
 
 __all__ = [
     "arange", "empty", "empty_like", "eye", "identity", "from_dlpack", "full", "full_like",
@@ -74,8 +74,13 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
         >>> enp.full((2,), 7).tolist()
         [7, 7]
     """
-    no_numpy_feature("full", order=order)
-    shape = _shape_arg(shape, "full")
+    return _full(shape, fill_value, dtype, device, order, "full")
+
+
+def _full(shape, fill_value, dtype, device, order, op):
+    """`full`, with errors naming `op` (the creation function the user called)."""
+    no_numpy_feature(op, order=order)
+    shape = _shape_arg(shape, op)
     if dtype is None:
         dtype = _default_dtype_of(fill_value)
     dtype = _dt.canonicalize(dtype)
@@ -85,7 +90,7 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
             v = lax.convert_element_type(v, dtype)
         vs = get_aval(v).shape
         if vs:
-            broadcast_shapes(vs, shape, op="full")
+            broadcast_shapes(vs, shape, op=op)
             from ._core import broadcast_to
             return _device_put(broadcast_to(v, shape), device)
         return _device_put(_filled(shape, v, dtype), device)
@@ -94,7 +99,7 @@ def full(shape, fill_value, dtype=None, *, device=None, order="C"):
     try:
         v = np.array(fill_value, dtype=dtype)[()]
     except OverflowError:
-        raise OverflowError(f"full: fill value {fill_value!r} does not fit in dtype {dtype}; "
+        raise OverflowError(f"{op}: fill value {fill_value!r} does not fit in dtype {dtype}; "
                             f"pass a wider dtype") from None
     return _device_put(_filled(shape, v, dtype), device)
 
@@ -107,7 +112,7 @@ def zeros(shape, dtype=None, *, device=None, order="C"):
         >>> enp.zeros((2, 1)).tolist()
         [[0.0], [0.0]]
     """
-    return full(shape, 0, _dt.default_float if dtype is None else dtype, device=device, order=order)
+    return _full(shape, 0, _dt.default_float if dtype is None else dtype, device, order, "zeros")
 
 
 def ones(shape, dtype=None, *, device=None, order="C"):
@@ -118,7 +123,7 @@ def ones(shape, dtype=None, *, device=None, order="C"):
         >>> enp.ones(2, dtype="int8").tolist()
         [1, 1]
     """
-    return full(shape, 1, _dt.default_float if dtype is None else dtype, device=device, order=order)
+    return _full(shape, 1, _dt.default_float if dtype is None else dtype, device, order, "ones")
 
 
 def empty(shape, dtype=None, *, device=None, order="C"):
@@ -129,13 +134,13 @@ def empty(shape, dtype=None, *, device=None, order="C"):
         >>> enp.empty((0, 3)).shape
         (0, 3)
     """
-    return zeros(shape, dtype, device=device, order=order)
+    return _full(shape, 0, _dt.default_float if dtype is None else dtype, device, order, "empty")
 
 
-def _like(x, shape):
-    x = ensure_array(x)
-    a = get_aval(x)
-    return a, (a.shape if shape is None else _shape_arg(shape, "like"))
+def _like(x, fill_value, dtype, device, shape, op):
+    a = get_aval(ensure_array(x))
+    shp = a.shape if shape is None else _shape_arg(shape, op)
+    return _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None, order="K"):
@@ -146,8 +151,7 @@ def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None, order="K
         >>> enp.full_like(enp.asarray([1, 2]), 2.7).tolist()
         [2, 2]
     """
-    a, shp = _like(x, shape)
-    return full(shp, fill_value, a.dtype if dtype is None else dtype, device=device)
+    return _like(x, fill_value, dtype, device, shape, "full_like")
 
 
 def zeros_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -158,7 +162,7 @@ def zeros_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.zeros_like(enp.asarray([1, 2])).tolist()
         [0, 0]
     """
-    return full_like(x, 0, dtype=dtype, device=device, shape=shape)
+    return _like(x, 0, dtype, device, shape, "zeros_like")
 
 
 def ones_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -169,7 +173,7 @@ def ones_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.ones_like(enp.asarray([1.5])).tolist()
         [1.0]
     """
-    return full_like(x, 1, dtype=dtype, device=device, shape=shape)
+    return _like(x, 1, dtype, device, shape, "ones_like")
 
 
 def empty_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
@@ -180,7 +184,20 @@ def empty_like(x, /, *, dtype=None, device=None, shape=None, order="K"):
         >>> enp.empty_like(enp.asarray([1, 2])).shape
         (2,)
     """
-    return zeros_like(x, dtype=dtype, device=device, shape=shape)
+    return _like(x, 0, dtype, device, shape, "empty_like")
+
+
+def _static_count(v, op, what, signed=False):
+    """A Python int from a size-like argument, non-negative unless `signed`, with an
+    error naming `op` and the argument."""
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{op}: `{what}` must be an integer, got {type(v).__name__} "
+                        f"{v!r}") from None
+    if not signed and i < 0:
+        raise ValueError(f"{op}: `{what}` must be non-negative, got {i}")
+    return i
 
 
 def _static_number(v, op, what):
@@ -238,6 +255,10 @@ def arange(start, /, stop=None, step=None, *, dtype=None, device=None):
     step = 1 if step is None else _static_number(step, "arange", "step")
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    for what, v in (("start", start), ("stop", stop), ("step", step)):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"arange: `{what}` must be finite, got {v} (the length would be "
+                             f"undefined)")
     if dtype is None:
         if any(isinstance(v, complex) for v in (start, stop, step)):
             raise TypeError("arange does not accept complex arguments")
@@ -252,6 +273,14 @@ def arange(start, /, stop=None, step=None, *, dtype=None, device=None):
         n = max(0, -((start - stop) // step))
     else:
         n = max(0, math.ceil((stop - start) / step))
+    if n and _dt.kind(dtype) in "iu":
+        # numpy's arange wraps (arange(300, dtype=int8) ends at 43); a ramp whose ends
+        # do not fit is refused like any other Python int out of range
+        info = _dt.iinfo(dtype)
+        for v in (start, start + (n - 1) * step):
+            if not info.min <= int(v) <= info.max:
+                raise OverflowError(f"arange: value {v!r} of the ramp is out of range for dtype "
+                                    f"{dtype} [{info.min}, {info.max}]; pass a wider dtype")
     return _device_put(_ramp(n, dtype, start, step), device)
 
 
@@ -353,6 +382,11 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     s, e = promote_args("geomspace", start, stop, to_inexact=True)
     if _dt.kind(get_aval(s).dtype) == "c":
         raise TypeError("geomspace: complex endpoints are not supported")
+    for what, v in (("start", start), ("stop", stop)):
+        cv = concrete_or_none(v)
+        if cv is not None and np.any(cv == 0):
+            raise ValueError(f"geomspace: `{what}` must be non-zero (a geometric sequence "
+                             f"cannot include zero), got {cv.tolist()}")
     sg = sign(s)
     y = exp(linspace(log(_abs(s)), log(_abs(e)), num, endpoint=endpoint))
     bshape = get_aval(y).shape
@@ -377,6 +411,7 @@ def _tri_mask(n, m, k):
     """Boolean (n, m) mask of j - i <= k."""
     if n == 0 or m == 0:
         return full((n, m), False, _dt.bool_)
+    k = -n if k < -n else m if k > m else k  # j - i spans [1 - n, m - 1]; k may exceed int32
     i = lax.iota(_dt.int32, (n, m), 0)
     j = lax.iota(_dt.int32, (n, m), 1)
     return lax.le(lax.sub(j, i), const(_dt.int32, k))
@@ -392,11 +427,11 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None, M=None, N=None)
     """
     if n_cols is None:
         n_cols = M
-    n = operator.index(n_rows)
-    m = n if n_cols is None else operator.index(n_cols)
-    k = operator.index(k)
+    n = _static_count(n_rows, "eye", "n_rows")
+    m = n if n_cols is None else _static_count(n_cols, "eye", "n_cols")
+    k = _static_count(k, "eye", "k", signed=True)
     dtype = _dt.default_float if dtype is None else _dt.canonicalize(dtype)
-    if n == 0 or m == 0:
+    if n == 0 or m == 0 or not -n < k < m:  # no diagonal element (k may exceed int32)
         return _device_put(full((n, m), 0, dtype), device)
     i = lax.iota(_dt.int32, (n, m), 0)
     j = lax.iota(_dt.int32, (n, m), 1)
@@ -423,10 +458,11 @@ def tri(N, M=None, k=0, dtype=None, *, device=None):
         >>> enp.tri(2, dtype="int32").tolist()
         [[1, 0], [1, 1]]
     """
-    n = operator.index(N)
-    m = n if M is None else operator.index(M)
+    n = _static_count(N, "tri", "N")
+    m = n if M is None else _static_count(M, "tri", "M")
+    k = _static_count(k, "tri", "k", signed=True)
     dtype = _dt.default_float if dtype is None else _dt.canonicalize(dtype)
-    return _device_put(lax.convert_element_type(_tri_mask(n, m, operator.index(k)), dtype), device)
+    return _device_put(lax.convert_element_type(_tri_mask(n, m, k), dtype), device)
 
 
 def _masked_tri(x, k, lower, op):
@@ -569,24 +605,28 @@ def meshgrid(*arrays, indexing="xy", sparse=False, copy=True):
 
 
 def from_dlpack(x, /, *, device=None, copy=None):
-    """An ember array from any object with `__dlpack__` (the data is copied: ember arrays
-    are immutable).
+    """An ember array from any object with `__dlpack__`.  By default (and with
+    copy=True) the data is copied, since ember arrays are immutable and the producer
+    could still write its buffer; copy=False shares the producer's memory read-only
+    (as JAX does: the producer must then leave it unchanged).
 
     Example:
         >>> import numpy as np, ember.numpy as enp
         >>> enp.from_dlpack(np.arange(3)).tolist()
         [0, 1, 2]
     """
-    if copy is False:
-        raise ValueError("from_dlpack: ember arrays are immutable and own their data, so "
-                         "copy=False cannot be honoured; use copy=None or copy=True")
+    if copy not in (None, True, False):
+        raise TypeError(f"from_dlpack: copy must be None, True or False, got {copy!r}")
     if isinstance(x, Array):
         return _device_put(x, device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
-    a = np.array(np.from_dlpack(x), copy=True)
+    if device is not None and str(device) not in ("cpu", str(cpu_device())):
+        raise BufferError(f"from_dlpack: device {device!r} is not available; ember arrays live "
+                          f"on {cpu_device()}")
+    a = np.from_dlpack(x, copy=copy) if copy is False else np.array(np.from_dlpack(x), copy=True)
     _dt.canonicalize(a.dtype)
-    return _device_put(wrap_buffer(a), device)
+    return wrap_buffer(a)
 
 
 def copy(a, order="K"):

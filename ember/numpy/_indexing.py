@@ -663,7 +663,7 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         x = lax.reshape(x, (get_aval(x).size,))
         axis = 0
     a = get_aval(x)
-    ax = canonicalize_axis(axis, a.ndim, "take")
+    ax = canonicalize_axis(axis, a.shape, "take")
     idx = indices
     if isinstance(idx, (list, tuple)) or isinstance(idx, (int, np.integer)):
         idx = np.asarray(idx)
@@ -708,7 +708,7 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     if xa.ndim != ia.ndim:
         raise ValueError(f"take_along_axis: indices (shape {ia.shape}) and x (shape {xa.shape}) "
                          f"must have the same number of dimensions")
-    ax = canonicalize_axis(axis, xa.ndim, "take_along_axis")
+    ax = canonicalize_axis(axis, xa.shape, "take_along_axis")
     other = [d for d in range(xa.ndim) if d != ax]
     bs = broadcast_shapes(tuple(xa.shape[d] for d in other), tuple(ia.shape[d] for d in other),
                           op="take_along_axis")
@@ -749,7 +749,7 @@ def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):
     x = ensure_array(arr)
     idx = ensure_array(indices)
     xa, ia = get_aval(x), get_aval(idx)
-    ax = canonicalize_axis(axis, xa.ndim, "put_along_axis")
+    ax = canonicalize_axis(axis, xa.shape, "put_along_axis")
     grids = []
     for d in range(xa.ndim):
         if d == ax:
@@ -843,7 +843,8 @@ def indices(dimensions, dtype=None, sparse=False):
     """
     from ._creation import full
     from ._manipulation import stack
-    dims = tuple(operator.index(d) for d in dimensions)
+    from ._creation import _shape_arg
+    dims = _shape_arg(dimensions, "indices")
     d = _dt.default_int if dtype is None else _dt.canonicalize(dtype)
     grids = []
     for k, n in enumerate(dims):
@@ -953,7 +954,7 @@ def compress(condition, a, axis=None, out=None):
     if axis is None:
         x = lax.reshape(x, (get_aval(x).size,))
         axis = 0
-    n = get_aval(x).shape[canonicalize_axis(axis, get_aval(x).ndim, "compress")]
+    n = get_aval(x).shape[canonicalize_axis(axis, get_aval(x).shape, "compress")]
     if c.shape[0] > n:
         raise IndexError(f"compress: condition of length {c.shape[0]} is longer than axis "
                          f"of size {n}")

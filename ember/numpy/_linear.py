@@ -98,7 +98,7 @@ def vecdot(x1, x2, /, *, axis=-1):
     if not sa or not sb:
         raise ValueError(f"vecdot: operands must be at least 1-D, got shapes {sa} and {sb}")
     shape = broadcast_shapes(sa, sb, op="vecdot")
-    ax = canonicalize_axis(axis, len(shape), "vecdot")
+    ax = canonicalize_axis(axis, shape, "vecdot")
     k = ax - len(shape)  # the axis counted from the end
     if -k <= len(sa) and -k <= len(sb) and sa[k] != sb[k]:
         raise shape_error("vecdot", f"the contracted axis {axis} has different sizes: shapes "
@@ -138,8 +138,8 @@ def tensordot(a, b, /, axes=2):
         xb = (xb,) if isinstance(xb, (int, np.integer)) else tuple(xb)
         if len(xa) != len(xb):
             raise ValueError("tensordot: the axes sequences must have the same length")
-        ca = tuple(canonicalize_axis(i, len(sa), "tensordot") for i in xa)
-        cb = tuple(canonicalize_axis(i, len(sb), "tensordot") for i in xb)
+        ca = tuple(canonicalize_axis(i, sa, "tensordot") for i in xa)
+        cb = tuple(canonicalize_axis(i, sb, "tensordot") for i in xb)
     for i, j in zip(ca, cb):
         if sa[i] != sb[j]:
             raise shape_error("tensordot", f"shape mismatch for sum: axis {i} of {sa} has size "

@@ -11,14 +11,13 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from numpy.exceptions import AxisError
 
 from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval, shape_error
 from ._core import broadcast_shapes, broadcast_to, ensure_array
-from ._util import (canonicalize_axes, canonicalize_axis, concrete, concrete_or_none, const,
-                    no_numpy_feature, static_int)
+from ._util import (AxisError, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
+                    const, no_numpy_feature, static_int)
 
 __all__ = [
     "reshape", "ravel", "broadcast_arrays", "broadcast_to", "broadcast_shapes", "concat",
@@ -205,7 +204,7 @@ def squeeze(x, /, axis=None):
     if axis is None:
         dims = tuple(i for i, s in enumerate(a.shape) if s == 1)
     else:
-        dims = canonicalize_axes(axis, a.ndim, "squeeze")
+        dims = canonicalize_axes(axis, a.shape, "squeeze")
         for d in dims:
             if a.shape[d] != 1:
                 raise ValueError(f"squeeze: cannot select axis {d} to squeeze out: it has size "
@@ -213,7 +212,7 @@ def squeeze(x, /, axis=None):
     return lax.squeeze(x, dims) if dims else x
 
 
-def flip(x, /, *, axis=None):
+def flip(x, /, axis=None):
     """Reverse the order of elements along `axis` (all axes when None).
 
     Example:
@@ -222,7 +221,7 @@ def flip(x, /, *, axis=None):
         [2, 1, 0]
     """
     x = _arr(x)
-    dims = canonicalize_axes(axis, get_aval(x).ndim, "flip")
+    dims = canonicalize_axes(axis, get_aval(x).shape, "flip")
     return lax.rev(x, dims) if dims else x
 
 
@@ -334,7 +333,8 @@ def rollaxis(a, axis, start=0):
     if start < 0:
         start += nd
     if not 0 <= start <= nd:
-        raise AxisError(f"rollaxis: start {start} is out of bounds for {nd} dimensions")
+        raise AxisError(f"rollaxis: start {start} is out of bounds for {nd} dimensions "
+                        f"(valid: {-nd} to {nd})", start, nd)
     if axis < start:
         start -= 1
     return moveaxis(a, axis, start)
@@ -381,7 +381,7 @@ def repeat(x, repeats, /, *, axis=None, total_repeat_length=None):
         x = ravel(x)
         axis = 0
     a = get_aval(x)
-    ax = canonicalize_axis(axis, a.ndim, "repeat") if a.ndim else 0
+    ax = canonicalize_axis(axis, a.shape, "repeat") if a.ndim else 0
     if a.ndim == 0:
         x = lax.reshape(x, (1,))
         a = get_aval(x)
@@ -476,7 +476,7 @@ def roll(x, /, shift, *, axis=None):
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
     for s, ax in zip(shifts, axes):
-        ax = canonicalize_axis(ax, a.ndim, "roll")
+        ax = canonicalize_axis(ax, a.shape, "roll")
         n = a.shape[ax]
         if n == 0:
             continue
@@ -508,7 +508,7 @@ def unstack(x, /, *, axis=0):
     a = get_aval(x)
     if a.ndim == 0:
         raise ValueError("unstack: zero-dimensional arrays cannot be unstacked")
-    ax = canonicalize_axis(axis, a.ndim, "unstack")
+    ax = canonicalize_axis(axis, a.shape, "unstack")
     return tuple(lax.squeeze(lax.slice_in_dim(x, i, i + 1, 1, ax), (ax,))
                  for i in range(a.shape[ax]))
 
@@ -532,7 +532,7 @@ def array_split(ary, indices_or_sections, axis=0):
     """
     x = _arr(ary)
     a = get_aval(x)
-    ax = canonicalize_axis(axis, a.ndim, "array_split")
+    ax = canonicalize_axis(axis, a.shape, "array_split")
     n = a.shape[ax]
     ios = concrete_or_none(indices_or_sections) if not isinstance(indices_or_sections, int) \
         else indices_or_sections
@@ -561,7 +561,7 @@ def split(ary, indices_or_sections, axis=0):
     if isinstance(indices_or_sections, (int, np.integer)):
         x = _arr(ary)
         a = get_aval(x)
-        ax = canonicalize_axis(axis, a.ndim, "split")
+        ax = canonicalize_axis(axis, a.shape, "split")
         if indices_or_sections <= 0 or a.shape[ax] % int(indices_or_sections):
             raise ValueError(f"split: array split does not result in an equal division: axis "
                              f"{ax} of shape {a.shape} into {indices_or_sections} sections")
@@ -970,9 +970,9 @@ def diagonal(x, /, offset=0, axis1=0, axis2=1):
     x = _arr(x)
     a = get_aval(x)
     if a.ndim < 2:
-        raise ValueError(f"diagonal needs at least 2 dimensions, got shape {a.shape}")
-    a1 = canonicalize_axis(axis1, a.ndim, "diagonal")
-    a2 = canonicalize_axis(axis2, a.ndim, "diagonal")
+        raise ValueError(f"diagonal: x must have at least 2 dimensions, got shape {a.shape}")
+    a1 = canonicalize_axis(axis1, a.shape, "diagonal")
+    a2 = canonicalize_axis(axis2, a.shape, "diagonal")
     if a1 == a2:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
     k = operator.index(offset)
@@ -1000,6 +1000,9 @@ def trace(x, /, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """
     no_numpy_feature("trace", out=out)
     from ._reductions import sum as _sum
+    if get_aval(_arr(x)).ndim < 2:
+        raise ValueError(f"trace: x must have at least 2 dimensions, got shape "
+                         f"{get_aval(_arr(x)).shape}")
     return _sum(diagonal(x, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
@@ -1031,7 +1034,7 @@ def delete(arr, obj, axis=None):
         x = ravel(x)
         axis = 0
     a = get_aval(x)
-    ax = canonicalize_axis(axis, a.ndim, "delete")
+    ax = canonicalize_axis(axis, a.shape, "delete")
     n = a.shape[ax]
     keep = np.ones(n, dtype=bool)
     if isinstance(obj, slice):

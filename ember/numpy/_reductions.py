@@ -38,10 +38,14 @@ def _accum_dtype(d):
     return d
 
 
+def _to(x, d):
+    return x if get_aval(x).dtype == d else lax.convert_element_type(x, d)
+
+
 def _prep(a, axis, op):
     x = ensure_array(a)
     av = get_aval(x)
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     return x, av, axes
 
 
@@ -69,7 +73,8 @@ def _masked(x, where, fill, op):
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):  # noqa: A001
     """Sum over `axis` (all axes by default).  Small integer dtypes accumulate in the
-    default integer dtype, as the array API specifies.
+    default integer dtype, as the array API specifies; float16/bfloat16 accumulate in
+    float32 and round once at the end (JAX's choice: numpy adds float16 in float16).
 
     Example:
         >>> import ember.numpy as enp
@@ -79,13 +84,12 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     no_numpy_feature("sum", out=out)
     x, av, axes = _prep(a, axis, "sum")
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
-    if av.dtype != d:
-        x = lax.convert_element_type(x, d)
-    x = _masked(x, where, 0, "sum")
+    acc = _dt.accumulation_dtype(d)
+    x = _masked(_to(x, acc), where, 0, "sum")
     y = lax.reduce_sum(x, axes)
     if initial is not None:
-        y = lax.add(y, const(d, initial))
-    return ensure_array(_keep(y, av, axes, keepdims))
+        y = lax.add(y, const(acc, initial))
+    return ensure_array(_keep(_to(y, d), av, axes, keepdims))
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -99,13 +103,12 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
     no_numpy_feature("prod", out=out)
     x, av, axes = _prep(a, axis, "prod")
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
-    if av.dtype != d:
-        x = lax.convert_element_type(x, d)
-    x = _masked(x, where, 1, "prod")
+    acc = _dt.accumulation_dtype(d)
+    x = _masked(_to(x, acc), where, 1, "prod")
     y = lax.reduce_prod(x, axes)
     if initial is not None:
-        y = lax.mul(y, const(d, initial))
-    return ensure_array(_keep(y, av, axes, keepdims))
+        y = lax.mul(y, const(acc, initial))
+    return ensure_array(_keep(_to(y, d), av, axes, keepdims))
 
 
 def _extreme(a, axis, keepdims, initial, where, op, is_max):
@@ -163,8 +166,28 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):  # no
     return _extreme(a, axis, keepdims, initial, where, "min", False)
 
 
-amax = max
-amin = min
+def amax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """numpy's name for `max`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> int(enp.amax(enp.asarray([3, 7, 1])))
+        7
+    """
+    no_numpy_feature("amax", out=out)
+    return _extreme(a, axis, keepdims, initial, where, "amax", True)
+
+
+def amin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    """numpy's name for `min`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> int(enp.amin(enp.asarray([3, 7, 1])))
+        1
+    """
+    no_numpy_feature("amin", out=out)
+    return _extreme(a, axis, keepdims, initial, where, "amin", False)
 
 
 def _count(av, axes):
@@ -187,8 +210,16 @@ def _float_of(x, dtype, op):
     return x, d
 
 
+def _float_acc(x, dtype, op):
+    """`x` in the dtype a mean/var over it accumulates in, and the result dtype."""
+    x, d = _float_of(x, dtype, op)
+    return _to(x, _dt.accumulation_dtype(d)), d
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over `axis` (integers give a floating result; empty -> NaN).
+    Half-precision inputs are summed and divided in float32, so neither the element
+    count nor the sum overflows float16; the result keeps the input's dtype.
 
     Example:
         >>> import ember.numpy as enp
@@ -197,7 +228,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     no_numpy_feature("mean", out=out)
     x, av, axes = _prep(a, axis, "mean")
-    x, d = _float_of(x, dtype, "mean")
+    x, out_d = _float_acc(x, dtype, "mean")
+    d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
     if where is not None and where is not True:
         x = _masked(x, where, 0, "mean")
@@ -208,7 +240,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     else:
         s = lax.reduce_sum(x, axes)
         y = lax.div(s, const(d, _count(av, axes)))
-    return ensure_array(_keep(y, av, axes, keepdims))
+    return ensure_array(_keep(_to(y, out_d), av, axes, keepdims))
 
 
 def _correction(ddof, correction, op):
@@ -237,8 +269,10 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     no_numpy_feature("var", out=out)
     corr = _correction(ddof, correction, "var")
     x, av, axes = _prep(a, axis, "var")
-    x, d = _float_of(x, dtype, "var")
+    x, out_d = _float_acc(x, dtype, "var")
+    d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
+    out_rd = _dt.real_dtype(out_d)
     full_axes_shape = tuple(1 if i in axes else s for i, s in enumerate(av.shape))
     if where is not None and where is not True:
         w = broadcast_to(ensure_array(where), av.shape)
@@ -249,17 +283,17 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         sq = _masked(_abs2(c), where, 0, "var")
         denom = lax.max(lax.sub(n, const(rd, corr)), const(rd, 0))
         y = lax.div(lax.reduce_sum(sq, axes), denom)
-        return ensure_array(_keep(y, av, axes, keepdims))
+        return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
     n = _count(av, axes)
     if mean is not None:
-        mu_b = broadcast_to(ensure_array(mean), full_axes_shape)
+        mu_b = broadcast_to(_to(ensure_array(mean), d), full_axes_shape)
     else:
         mu_b = lax.reshape(lax.div(lax.reduce_sum(x, axes), const(d, n)), full_axes_shape)
     c = lax.sub(x, broadcast_to(mu_b, av.shape)) if av.shape else lax.sub(x, mu_b)
     sq = _abs2(c)
     denom = builtins.max(n - corr, 0)
     y = lax.div(lax.reduce_sum(sq, axes), const(rd, denom))
-    return ensure_array(_keep(y, av, axes, keepdims))
+    return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
@@ -271,11 +305,13 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         >>> float(enp.std(enp.asarray([1.0, 3.0])))
         1.0
     """
+    _prep(a, axis, "std")
     return ensure_array(lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
                                      correction=correction, mean=mean)))
 
 
-def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_none):
+def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_none, out=None):
+    no_numpy_feature(op, out=out)
     x = ensure_array(a)
     av = get_aval(x)
     if av.ndim == 0:
@@ -291,7 +327,7 @@ def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_non
         else:
             raise ValueError(f"{op}: axis must be given for arrays with more than one "
                              f"dimension (got shape {av.shape})")
-    ax = canonicalize_axis(axis, av.ndim, op)
+    ax = canonicalize_axis(axis, av.shape, op)
     d = _dt.canonicalize(dtype) if dtype is not None else _accum_dtype(av.dtype)
     if av.dtype != d:
         x = lax.convert_element_type(x, d)
@@ -368,7 +404,8 @@ def nancumsum(a, axis=None, dtype=None, out=None):
         >>> enp.nancumsum(enp.asarray([1.0, float("nan"), 2.0])).tolist()
         [1.0, 1.0, 3.0]
     """
-    return cumsum(_nan_filled(a, 0), axis, dtype, out)
+    return _cumulative(_nan_filled(a, 0), axis, dtype, False, lax.cumsum, 0, "nancumsum", True,
+                       out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
@@ -379,7 +416,8 @@ def nancumprod(a, axis=None, dtype=None, out=None):
         >>> enp.nancumprod(enp.asarray([2.0, float("nan"), 2.0])).tolist()
         [2.0, 2.0, 4.0]
     """
-    return cumprod(_nan_filled(a, 1), axis, dtype, out)
+    return _cumulative(_nan_filled(a, 1), axis, dtype, False, lax.cumprod, 1, "nancumprod", True,
+                       out)
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -390,6 +428,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
         >>> float(enp.nansum(enp.asarray([1.0, float("nan")])))
         1.0
     """
+    _prep(a, axis, "nansum")
     return sum(_nan_filled(a, 0), axis, dtype, out, keepdims, initial, where)
 
 
@@ -401,19 +440,19 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
         >>> float(enp.nanprod(enp.asarray([2.0, float("nan")])))
         2.0
     """
+    _prep(a, axis, "nanprod")
     return prod(_nan_filled(a, 1), axis, dtype, out, keepdims, initial, where)
 
 
 def _nan_extreme(a, axis, keepdims, initial, where, is_max, op):
     from ._elementwise import isnan
-    x = ensure_array(a)
-    av = get_aval(x)
+    x, av, _ = _prep(a, axis, op)
     if _dt.kind(av.dtype) != "f":
         return (max if is_max else min)(x, axis, None, keepdims, initial, where)
     y = (max if is_max else min)(_nan_filled(x, -np.inf if is_max else np.inf), axis, None,
                                  keepdims, initial, where)
     # all-NaN slices stay NaN
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     alln = lax.reduce_and(isnan(x), axes) if axes else isnan(x)
     alln = _keep(alln, av, axes, keepdims)
     nanv = const(av.dtype, np.nan)
@@ -460,7 +499,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         2.0
     """
     no_numpy_feature("nanmean", out=out)
-    x = ensure_array(a)
+    x, _, _ = _prep(a, axis, "nanmean")
     if _dt.kind(get_aval(x).dtype) not in "fc":
         return mean(x, axis, dtype, None, keepdims, where=where)
     m = _notnan_mask(x)
@@ -479,7 +518,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         1.0
     """
     no_numpy_feature("nanvar", out=out)
-    x = ensure_array(a)
+    x, _, _ = _prep(a, axis, "nanvar")
     if _dt.kind(get_aval(x).dtype) not in "fc":
         return var(x, axis, dtype, None, ddof, keepdims, where=where, correction=correction)
     m = _notnan_mask(x)
@@ -498,6 +537,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
         >>> float(enp.nanstd(enp.asarray([1.0, float("nan"), 3.0])))
         1.0
     """
+    _prep(a, axis, "nanstd")
     return ensure_array(lax.sqrt(nanvar(a, axis, dtype, out, ddof, keepdims, where=where,
                                         correction=correction)))
 
@@ -511,6 +551,7 @@ def ptp(a, axis=None, out=None, keepdims=False):
         7
     """
     no_numpy_feature("ptp", out=out)
+    _prep(a, axis, "ptp")
     from ._elementwise import subtract
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
@@ -523,12 +564,11 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         >>> float(enp.average(enp.asarray([1.0, 3.0]), weights=enp.asarray([3.0, 1.0])))
         1.5
     """
-    x = ensure_array(a)
-    av = get_aval(x)
+    x, av, _ = _prep(a, axis, "average")
     if weights is None:
         avg = mean(x, axis, keepdims=keepdims)
         if returned:
-            axes = canonicalize_axes(axis, av.ndim, "average")
+            axes = canonicalize_axes(axis, av.shape, "average")
             n = full_count = _count(av, axes)
             del full_count
             from ._creation import full_like
@@ -542,18 +582,21 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                             f"{av.shape}; pass axis= for 1-D weights")
         if wv.ndim != 1 or isinstance(axis, (tuple, list)):
             raise TypeError(f"average: 1-D weights are needed when shapes differ, got {wv.shape}")
-        ax = canonicalize_axis(axis, av.ndim, "average")
+        ax = canonicalize_axis(axis, av.shape, "average")
         if wv.shape[0] != av.shape[ax]:
             raise ValueError(f"average: length of weights {wv.shape[0]} differs from axis {ax} "
                              f"of shape {av.shape}")
         w = lax.broadcast_in_dim(w, av.shape, (ax,))
     x, w = promote_args("average", x, w, to_inexact=True)
     from ._elementwise import multiply, divide
+    d = get_aval(x).dtype
+    acc = _dt.accumulation_dtype(d)
+    x, w = _to(x, acc), _to(w, acc)
     scl = sum(w, axis, keepdims=keepdims)
-    avg = divide(sum(multiply(x, w), axis, keepdims=keepdims), scl)
+    avg = _to(divide(sum(multiply(x, w), axis, keepdims=keepdims), scl), d)
     if returned:
-        return avg, broadcast_to(scl, get_aval(avg).shape)
-    return avg
+        return avg, broadcast_to(_to(scl, d), get_aval(avg).shape)
+    return ensure_array(avg)
 
 
 # --- order statistics ----------------------------------------------------------------
@@ -574,7 +617,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     if _dt.kind(av.dtype) == "c":
         raise TypeError(f"{op} does not support complex inputs")
     x, d = _float_of(x, None, op)
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     rest = tuple(i for i in range(av.ndim) if i not in axes)
     # reduced axes go last, flattened to one
     xt = lax.transpose(x, rest + axes)
@@ -695,14 +738,17 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
         2.0
     """
     no_numpy_feature("percentile", out=out)
-    qq = _scaled_q(q)
+    qq = _scaled_q(q, "percentile")
     return _quantile(a, qq, axis, interpolation or method, keepdims, False, "percentile")
 
 
-def _scaled_q(q):
+def _scaled_q(q, op):
     qv = concrete_or_none(q)
     if qv is not None:
-        return np.asarray(qv, dtype=np.float64) / 100
+        qv = np.asarray(qv, dtype=np.float64)
+        if np.any(qv < 0) or np.any(qv > 100):
+            raise ValueError(f"{op}: percentiles must be in the range [0, 100], got {qv.tolist()}")
+        return qv / 100
     from ._elementwise import divide
     return divide(q, 100)
 
@@ -730,8 +776,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
         2.0
     """
     no_numpy_feature("nanpercentile", out=out)
-    return _quantile(a, _scaled_q(q), axis, interpolation or method, keepdims, True,
-                     "nanpercentile")
+    qq = _scaled_q(q, "nanpercentile")
+    return _quantile(a, qq, axis, interpolation or method, keepdims, True, "nanpercentile")
 
 
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):

@@ -38,7 +38,7 @@ def _arg(a, axis, keepdims, is_max, op):
         if keepdims:
             y = lax.reshape(y, (1,) * av.ndim)
         return ensure_array(y)
-    ax = canonicalize_axis(axis, av.ndim, op)
+    ax = canonicalize_axis(axis, av.shape, op)
     if av.shape[ax] == 0:
         raise ValueError(f"{op}: attempt to get {op} of an empty sequence (axis {ax} of shape "
                          f"{av.shape})")
@@ -124,7 +124,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
     """
     x = ensure_array(a)
     av = get_aval(x)
-    axes = canonicalize_axes(axis, av.ndim, "count_nonzero")
+    axes = canonicalize_axes(axis, av.shape, "count_nonzero")
     m = lax.convert_element_type(_nonzero_mask(x), INDEX_DTYPE)
     y = lax.reduce_sum(m, axes)
     if keepdims:

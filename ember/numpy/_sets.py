@@ -18,7 +18,7 @@ from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import ConcretizationError, get_aval, user_source
 from ._core import asarray, ensure_array
-from ._util import INDEX_DTYPE, concrete_or_none, const
+from ._util import INDEX_DTYPE, canonicalize_axis, concrete_or_none, const
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique", "isin",
            "intersect1d", "union1d", "setdiff1d", "setxor1d"]
@@ -140,6 +140,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         return _unique_sized(ensure_array(ar), operator.index(size), fill_value, equal_nan)
     v, d = _host(ar, "unique")
     if axis is not None:
+        axis = canonicalize_axis(axis, v.shape, "unique")
         res = np.unique(v, return_index, return_inverse, return_counts, axis=axis,
                         equal_nan=equal_nan)
     else:

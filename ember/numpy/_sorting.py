@@ -31,7 +31,7 @@ def _prep(x, axis, op):
         axis = 0
     if av.ndim == 0:
         raise ValueError(f"{op}: zero-dimensional arrays cannot be sorted; use atleast_1d first")
-    return x, av, canonicalize_axis(axis, av.ndim, op)
+    return x, av, canonicalize_axis(axis, av.shape, op)
 
 
 def _check_kind(kind, order, op):
@@ -132,7 +132,7 @@ def lexsort(keys, axis=-1):
                              f"{[get_aval(k).shape for k in ks]}")
     if not shape:
         raise ValueError("lexsort: keys must be at least 1-D")
-    ax = canonicalize_axis(axis, len(shape), "lexsort")
+    ax = canonicalize_axis(axis, shape, "lexsort")
     n = shape[ax]
     idt = INDEX_DTYPE if n < 2 ** 31 else _dt.int64
     if n == 0:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from numpy.exceptions import AxisError
+from numpy.exceptions import AxisError as _NumpyAxisError
 
 from .. import dtypes as _dt
 from ..array import Array
-from ..fx.core import ConcretizationError, Tracer, get_aval, user_source
+from ..fx.core import ConcretizationError, EmberError, Tracer, get_aval, user_source
 
 INDEX_DTYPE = _dt.int32  # the array API "default array index data type"
 
@@ -25,27 +25,62 @@ def _where() -> str:
     return f"\n  at {src}" if src else ""
 
 
-def canonicalize_axis(axis, ndim: int, op: str) -> int:
-    """A non-negative axis in [0, ndim), or numpy's AxisError naming the op."""
+class AxisError(EmberError, _NumpyAxisError):
+    """An axis out of range for the array it applies to: names the function, the axis
+    and the array's shape.  It is numpy's AxisError too (so a ValueError and an
+    IndexError), so code catching numpy's exception keeps working.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> try:
+        ...     enp.sum(enp.ones(3), axis=5)
+        ... except AxisError as e:
+        ...     print(str(e).splitlines()[0])
+        sum: axis 5 is out of bounds for an array of shape (3,) (valid axes: -1 to 0)
+    """
+
+    def __init__(self, msg, axis=None, ndim=None):
+        super().__init__(msg)
+        self._full_msg = msg
+        self.axis, self.ndim = axis, ndim
+
+    def __str__(self):
+        return self._full_msg
+
+
+def canonicalize_axis(axis, shape, op: str) -> int:
+    """A non-negative axis in [0, ndim) for an array of `shape` (a tuple, or just its
+    number of dimensions), or an `AxisError` naming `op`, the axis and the shape.
+
+    Example:
+        >>> canonicalize_axis(-1, (2, 3, 4), "sum")
+        2
+    """
+    ndim = shape if isinstance(shape, int) else len(shape)
     try:
         a = operator.index(axis)
     except TypeError:
-        raise TypeError(f"{op}: axis must be an integer, got {type(axis).__name__}") from None
+        raise TypeError(f"{op}: axis must be an integer, got {type(axis).__name__} "
+                        f"{axis!r}{_where()}") from None
     if not -ndim <= a < ndim:
-        raise AxisError(f"{op}: axis {a} is out of bounds for an array of dimension {ndim}")
+        what = f"shape {tuple(shape)}" if not isinstance(shape, int) else f"dimension {ndim}"
+        valid = f"valid axes: {-ndim} to {ndim - 1}" if ndim else "a 0-d array has no axes"
+        raise AxisError(f"{op}: axis {a} is out of bounds for an array of {what} ({valid})"
+                        f"{_where()}", a, ndim)
     return a + ndim if a < 0 else a
 
 
-def canonicalize_axes(axis, ndim: int, op: str) -> tuple:
-    """`None` -> all axes; an int or a sequence -> sorted distinct non-negative axes."""
+def canonicalize_axes(axis, shape, op: str) -> tuple:
+    """`None` -> all axes; an int or a sequence -> sorted distinct non-negative axes
+    (`shape` as for `canonicalize_axis`)."""
     if axis is None:
-        return tuple(range(ndim))
+        return tuple(range(shape if isinstance(shape, int) else len(shape)))
     if isinstance(axis, (tuple, list)):
-        out = tuple(canonicalize_axis(a, ndim, op) for a in axis)
+        out = tuple(canonicalize_axis(a, shape, op) for a in axis)
         if len(set(out)) != len(out):
-            raise ValueError(f"{op}: repeated axis in {tuple(axis)}")
+            raise ValueError(f"{op}: repeated axis in {tuple(axis)}{_where()}")
         return tuple(sorted(out))
-    return (canonicalize_axis(axis, ndim, op),)
+    return (canonicalize_axis(axis, shape, op),)
 
 
 def const(dtype, value):

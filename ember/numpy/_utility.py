@@ -33,7 +33,7 @@ def _bool(x):
 def _logical_reduce(a, axis, keepdims, where, is_all, op):
     x = _bool(a)
     av = get_aval(x)
-    axes = canonicalize_axes(axis, av.ndim, op)
+    axes = canonicalize_axes(axis, av.shape, op)
     if where is not None and where is not True:
         w = broadcast_to(ensure_array(where), av.shape)
         fill = lax.broadcast_in_dim(const(_dt.bool_, is_all), av.shape, ()) if av.shape else \
@@ -84,7 +84,7 @@ def diff(x, /, n=1, axis=-1, prepend=None, append=None):
     n = operator.index(n)
     if n < 0:
         raise ValueError(f"diff: order must be non-negative, got {n}")
-    ax = canonicalize_axis(axis, av.ndim, "diff")
+    ax = canonicalize_axis(axis, av.shape, "diff")
     parts = []
     for extra in (prepend, append):
         if extra is None:
@@ -300,7 +300,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     from ._elementwise import multiply, add, divide
     y = ensure_array(y)
     ya = get_aval(y)
-    ax = canonicalize_axis(axis, ya.ndim, "trapezoid")
+    ax = canonicalize_axis(axis, ya.shape, "trapezoid")
     n = ya.shape[ax]
     if x is None:
         d = dx
@@ -352,4 +352,4 @@ def size(a, axis=None):
         for v in s:
             n *= v
         return n
-    return s[canonicalize_axis(axis, len(s), "size")]
+    return s[canonicalize_axis(axis, s, "size")]

@@ -64,11 +64,8 @@ def _check_norm(norm, op):
 
 
 def _axis(axis, ndim, op):
-    a = operator.index(axis)
-    if not -ndim <= a < ndim:
-        from numpy.exceptions import AxisError
-        raise AxisError(f"{op}: axis {a} is out of bounds for an array of dimension {ndim}")
-    return a % ndim
+    from ._util import canonicalize_axis
+    return canonicalize_axis(axis, ndim, op)
 
 
 def _as_complex(x):

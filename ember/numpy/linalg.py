@@ -106,11 +106,8 @@ def _const(dtype, v):
 
 
 def _axis(axis, ndim, op):
-    a = operator.index(axis)
-    if not -ndim <= a < ndim:
-        from numpy.exceptions import AxisError
-        raise AxisError(f"{op}: axis {a} is out of bounds for an array of dimension {ndim}")
-    return a % ndim
+    from ._util import canonicalize_axis
+    return canonicalize_axis(axis, ndim, op)
 
 
 def _inexact_dtype(d):
@@ -369,10 +366,11 @@ def trace(x, /, *, offset=0, dtype=None):
         >>> enp.linalg.trace(enp.asarray([[1, 2], [3, 4]])).item()
         5
     """
-    d = diagonal(x, offset=offset)
-    if dtype is not None:
-        d = _cv.convert_element_type(d, _dt.canonicalize(dtype))
-    return _red.reduce_sum(d, (get_aval(d).ndim - 1,))
+    from ._reductions import sum as _sum
+    from ._util import check_dtype
+    check_dtype("trace", x, "numeric")
+    # the array API's sum dtype rule: small integers widen to the default integer
+    return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 # --- factorizations -----------------------------------------------------------------------

@@ -194,3 +194,61 @@ def test_losses_against_torch():
     want = tF.cosine_embedding_loss(torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(yy), margin=0.2).numpy()
     got = np_(F.cosine_embedding_loss(enp.asarray(a), enp.asarray(b), enp.asarray(yy), margin=0.2))
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+# --- half-precision counts and sums (audit #12 item 1) -----------------------------
+
+@pytest.mark.parametrize("d", ["float16", "bfloat16"])
+def test_half_losses_over_many_elements(d):
+    import ember.numpy as enp
+    from ember.nn import functional as F
+    n = 65536
+    rng = np.random.default_rng(0)
+    logits = rng.normal(size=(n, 4)).astype(np.float32)
+    t = rng.integers(0, 4, n).astype(np.int32)
+    lp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
+    want = -lp[np.arange(n), t].mean()
+    lg = enp.asarray(logits).astype(d)
+    for got in (F.cross_entropy(lg, enp.asarray(t)),
+                F.cross_entropy(lg, enp.asarray(t), weight=enp.ones(4, dtype=d)),
+                ember.jit(F.cross_entropy)(lg, enp.asarray(t))):
+        assert got.dtype == np.dtype(lg.dtype)
+        np.testing.assert_allclose(float(got), want, rtol=2e-2)
+    smooth = F.cross_entropy(lg, enp.asarray(t), label_smoothing=0.1)
+    want_s = 0.9 * want + 0.1 * (-lp.mean(1)).mean()
+    np.testing.assert_allclose(float(smooth), want_s, rtol=2e-2)
+    probs = np.eye(4, dtype=np.float32)[t]
+    np.testing.assert_allclose(float(F.cross_entropy(lg, enp.asarray(probs).astype(d))), want,
+                               rtol=2e-2)
+    x = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    got = F.mse_loss(enp.asarray(x).astype(d), enp.zeros(n, dtype=d))
+    np.testing.assert_allclose(float(got), (x * x).mean(), rtol=2e-2)
+    got = F.kl_div(enp.zeros((n, 1), dtype=d), enp.ones((n, 1), dtype=d), reduction="batchmean")
+    assert float(got) == 0.0
+
+
+@pytest.mark.parametrize("d", ["float16", "bfloat16"])
+def test_half_normalisation_over_many_elements(d):
+    import ember.numpy as enp
+    from ember.nn import functional as F
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(1, 100000)).astype(np.float32)
+    xh = np.asarray(enp.asarray(x).astype(d)).astype(np.float64)
+    want = (xh - xh.mean()) / np.sqrt(xh.var() + 1e-5)
+    got = F.layer_norm(enp.asarray(x).astype(d), (100000,))
+    np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, atol=5e-2)
+    xb = rng.normal(size=(70000, 2)).astype(np.float32)
+    xbh = np.asarray(enp.asarray(xb).astype(d)).astype(np.float64)
+    want = (xbh - xbh.mean(0)) / np.sqrt(xbh.var(0) + 1e-5)
+    got = F.batch_norm(enp.asarray(xb).astype(d), None, None, training=True)
+    np.testing.assert_allclose(np.asarray(got).astype(np.float64), want, atol=5e-2)
+
+
+def test_half_embedding_bag_mean():
+    import ember.numpy as enp
+    from ember.nn import functional as F
+    n = 70000
+    w = enp.ones((3, 2), dtype="float16")
+    idx = enp.asarray(np.ones((1, n), np.int32))
+    got = F.embedding_bag(idx, w, mode="mean", padding_idx=0)
+    assert got.tolist() == [[1.0, 1.0]]

@@ -178,8 +178,8 @@ def test_asarray_and_from_dlpack():
     assert z.tolist() == y.tolist()
     back = np.from_dlpack(y)
     np.testing.assert_array_equal(back, np.asarray(y))
-    with pytest.raises(ValueError):
-        enp.from_dlpack(n, copy=False)
+    # the array API: copy=False never copies (the memory is shared read-only)
+    assert np.shares_memory(np.asarray(enp.from_dlpack(n, copy=False)), n)
 
 
 def test_creation_under_make_graph():
@@ -190,3 +190,165 @@ def test_creation_under_make_graph():
     typecheck(g)
     np.testing.assert_allclose(np.asarray(f(enp.ones(3))),
                                np.arange(3) + 1 + np.array([1, 2, 3]) + np.linspace(0, 1, 3) + 2)
+
+
+# --- Python ints out of range raise (audit #12 item 2) -----------------------------
+
+_INT_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+@given(st.sampled_from(_INT_DTYPES), st.data())
+@settings(max_examples=60, deadline=None)
+def test_asarray_python_ints_in_and_out_of_range(name, data):
+    info = np.iinfo(name)
+    inside = st.integers(int(info.min), int(info.max))
+    outside = st.one_of(st.integers(int(info.max) + 1, int(info.max) + 2 ** 70),
+                        st.integers(int(info.min) - 2 ** 70, int(info.min) - 1))
+    good = data.draw(st.lists(inside, min_size=1, max_size=4))
+    for ctor in (enp.asarray, enp.array):
+        got = ctor(good, dtype=name)
+        assert got.dtype == np.dtype(name) and got.tolist() == good
+    bad = data.draw(outside)
+    pos = data.draw(st.integers(0, len(good)))
+    nested = [good[:pos] + [bad] + good[pos:]]
+    for ctor in (enp.asarray, enp.array):
+        with pytest.raises(OverflowError, match=rf"Python int {bad} is out of range for dtype "
+                                                rf"{name}"):
+            ctor(nested, dtype=name)
+        with pytest.raises(OverflowError, match=str(bad)):
+            ctor(bad, dtype=name)
+
+
+def test_asarray_overflow_examples_and_numpy_arrays_keep_astype():
+    with pytest.raises(OverflowError, match="300 is out of range for dtype int8"):
+        enp.asarray([300, -200], dtype="int8")
+    with pytest.raises(OverflowError, match="256 is out of range for dtype uint8"):
+        enp.array([256], dtype="uint8")
+    with pytest.raises(OverflowError, match="int32"):
+        enp.asarray([2 ** 40])
+    assert enp.asarray([2 ** 40], dtype="int64").tolist() == [2 ** 40]
+    # numpy turns these ints into float64; without a dtype they must not become float32
+    with pytest.raises(OverflowError, match=str(2 ** 63)):
+        enp.asarray([[2 ** 63], [-1]])
+    assert enp.asarray([2.0 ** 70, 2 ** 40]).dtype == dt.float32  # a float promotes the ints
+    # converting an existing numpy array keeps numpy's astype semantics
+    src = np.array([300, -200])
+    assert enp.asarray(src, dtype="int8").tolist() == src.astype(np.int8).tolist()
+
+
+@pytest.mark.parametrize("name", ["int8", "uint8", "int16"])
+def test_weak_python_ints_in_ops_and_creation_raise(name):
+    info = np.iinfo(name)
+    big = int(info.max) + 1
+    x = enp.asarray([1, 2], dtype=name)
+    for f in (lambda v: v + big, lambda v: v * big, lambda v: enp.maximum(v, big),
+              lambda v: enp.where(v > 1, v, big), lambda v: v.at[0].set(big)):
+        with pytest.raises(OverflowError, match=str(big)):
+            f(x)
+        with pytest.raises(OverflowError, match=str(big)):
+            ember.jit(f)(x)
+    with pytest.raises(OverflowError, match=str(big)):
+        enp.full((2,), big, dtype=name)
+    with pytest.raises(OverflowError, match=rf"arange: value {big} .* {name}"):
+        enp.arange(big + 1, dtype=name)
+    got = enp.arange(int(info.max) - 2, int(info.max) + 1, dtype=name)
+    assert got.tolist() == list(range(int(info.max) - 2, int(info.max) + 1))
+
+
+# --- DLPack export/import and copy= (audit #12 item 4) ------------------------------
+
+def _unversioned(capsule):
+    """A DLPack producer that only hands out the given capsule (an old-style consumer)."""
+    class P:
+        def __dlpack__(self, **kw):
+            return capsule
+
+        def __dlpack_device__(self):
+            return (1, 0)
+    return P()
+
+
+def test_dlpack_export_is_read_only_or_a_copy():
+    x = enp.arange(4.0)
+    base = np.asarray(x)
+    y = np.from_dlpack(x)  # DLPack >= 1.0: shared, flagged read-only
+    assert y.tolist() == [0.0, 1.0, 2.0, 3.0] and not y.flags.writeable
+    assert np.shares_memory(y, base)
+    y = np.from_dlpack(x, copy=True)
+    assert y.flags.writeable and not np.shares_memory(y, base)
+    y[0] = 9.0
+    assert x.tolist() == [0.0, 1.0, 2.0, 3.0]
+    # an unversioned capsule cannot say read-only: it holds a copy
+    cap = x.__dlpack__()
+    assert not np.shares_memory(np.from_dlpack(_unversioned(cap)), base)
+    with pytest.raises(BufferError, match="copy=False"):
+        x.__dlpack__(copy=False)
+    with pytest.raises(BufferError):
+        x.__dlpack__(max_version=(1, 0), dl_device=(2, 0))
+    with pytest.raises(BufferError, match="stream"):
+        x.__dlpack__(stream=1)
+    assert np.from_dlpack(x, device="cpu").tolist() == x.tolist()
+
+
+def test_dlpack_of_a_broadcast_array_is_a_copy():
+    z = enp.zeros((3,))
+    assert 0 in np.asarray(z).strides  # zeros is a stride-0 broadcast
+    y = np.from_dlpack(z)
+    assert y.strides != (0,)
+    assert not np.shares_memory(y, np.asarray(z))
+
+
+def test_torch_cannot_write_into_a_broadcast_ember_array():
+    torch = pytest.importorskip("torch")
+    z = enp.zeros((3,))
+    t = torch.from_dlpack(z)
+    t[0] = 5.0
+    assert z.tolist() == [0.0, 0.0, 0.0]
+    assert t.tolist() == [5.0, 0.0, 0.0]
+
+
+def test_from_dlpack_copy_and_device():
+    a = np.arange(3.0)
+    y = enp.from_dlpack(a)
+    a[0] = 7.0
+    assert y.tolist() == [0.0, 1.0, 2.0]  # copied by default
+    shared = enp.from_dlpack(a, copy=False)
+    assert np.shares_memory(np.asarray(shared), a)
+    assert enp.from_dlpack(a, copy=True, device=enp.asarray(1).device).tolist() == a.tolist()
+    with pytest.raises(BufferError, match="device"):
+        enp.from_dlpack(a, device="gpu")
+
+
+def test_asarray_copy_keyword():
+    x = enp.asarray([1, 2])
+    assert enp.asarray(x) is x and enp.asarray(x, copy=False) is x
+    c = enp.asarray(x, copy=True)
+    assert c is not x and not np.shares_memory(np.asarray(c), np.asarray(x))
+    assert c.tolist() == [1, 2]
+    a = np.arange(3)
+    shared = enp.asarray(a, copy=False)
+    assert np.shares_memory(np.asarray(shared), a) and a.flags.writeable
+    assert not np.shares_memory(np.asarray(enp.asarray(a)), a)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray([1, 2], copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray(a, dtype="int8", copy=False)
+    with pytest.raises(ValueError, match="copy=False"):
+        enp.asarray(x, dtype="float32", copy=False)
+    assert not np.shares_memory(np.asarray(enp.array(a)), a)
+
+
+@given(n=st.integers(0, 4), m=st.integers(0, 4),
+       k=st.one_of(st.integers(-6, 6), st.integers(2 ** 31, 2 ** 70), st.integers(-2 ** 70, -2 ** 31)))
+@settings(max_examples=40, deadline=None)
+def test_eye_any_k(n, m, k):
+    np.testing.assert_array_equal(np.asarray(enp.eye(n, m, k=k)), np.eye(n, m, k=k, dtype=np.float32))
+
+
+def test_eye_bad_arguments_name_eye():
+    with pytest.raises(ValueError, match=r"eye: `n_rows` must be non-negative, got -1"):
+        enp.eye(-1)
+    with pytest.raises(ValueError, match=r"eye: `n_cols`"):
+        enp.eye(2, -3)
+    with pytest.raises(TypeError, match=r"eye: `k` must be an integer"):
+        enp.eye(2, k=0.5)

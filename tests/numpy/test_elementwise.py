@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import ember
 import ember.dtypes as dt
 import ember.numpy as enp
 from ember.numpy._core import inexact_for
@@ -20,6 +21,18 @@ SET = settings(max_examples=20, deadline=None)
 def float_result(d):
     d = np.dtype(d)
     return d if dt.is_inexact(d) else inexact_for([d])
+
+
+def _expm1_ref(x):
+    """np.expm1, with the array API's complex special cases: C99's cexp(z) - 1 (numpy's
+    exp follows C99 there, its complex expm1 returns NaN) and 0 + b j at a = +-0, b = +-0."""
+    x = np.asarray(x)
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    with np.errstate(all="ignore"):
+        out = np.where(np.isfinite(x), np.expm1(x), np.exp(x) - 1)
+        zero = (x.real == 0) & (x.imag == 0)
+        return np.where(zero, np.zeros_like(x.real) + 1j * x.imag, out).astype(x.dtype)
 
 
 # name, numpy reference, input dtypes, result dtype rule, signed-zero check
@@ -43,7 +56,7 @@ UNARY = [
     ("signbit", np.signbit, REAL, lambda d: dt.bool_, False),
     ("logical_not", np.logical_not, ALL, lambda d: dt.bool_, False),
     ("exp", np.exp, NUMERIC, float_result, False),
-    ("expm1", np.expm1, REAL + COMPLEX, float_result, True),
+    ("expm1", _expm1_ref, REAL + COMPLEX, float_result, True),
     ("exp2", np.exp2, REAL, float_result, False),
     ("log", np.log, NUMERIC, float_result, False),
     ("log1p", np.log1p, REAL + COMPLEX, float_result, True),
@@ -428,3 +441,42 @@ def test_bool_and_dtype_errors_name_the_dtype():
         enp.floor_divide(enp.asarray([1j]), 2)
     with pytest.raises(TypeError, match="out="):
         enp.add(enp.ones(2), 1.0, out=enp.ones(2))
+
+
+# --- complex expm1 special cases (audit #12 item 4, array API 2024.12) ---------------
+
+_EXPM1_CASES = [  # (a, b) -> expected; None marks "sign unspecified" for an infinity
+    ((0.0, 0.0), (0.0, 0.0)), ((-0.0, 0.0), (0.0, 0.0)), ((1.0, math.inf), (math.nan, math.nan)),
+    ((1.0, math.nan), (math.nan, math.nan)), ((math.inf, 0.0), (math.inf, 0.0)),
+    ((-math.inf, 1.0), (-1.0, 0.0)), ((-math.inf, 2.0), (-1.0, 0.0)),
+    ((-math.inf, 4.0), (-1.0, -0.0)), ((-math.inf, math.inf), (-1.0, None)),
+    ((math.inf, math.inf), (None, math.nan)), ((-math.inf, math.nan), (-1.0, None)),
+    ((math.inf, math.nan), (None, math.nan)), ((math.nan, 0.0), (math.nan, 0.0)),
+    ((math.nan, 1.0), (math.nan, math.nan)), ((math.nan, math.nan), (math.nan, math.nan)),
+]
+
+
+def _same(got, want):
+    if want is None:
+        return math.isinf(got) or got == 0.0 or math.isnan(got) is False
+    if math.isnan(want):
+        return math.isnan(got)
+    return got == want and math.copysign(1, got) == math.copysign(1, want)
+
+
+@pytest.mark.parametrize("d", ["complex64", "complex128"])
+@pytest.mark.parametrize("staged", [False, True])
+def test_expm1_complex_special_cases(d, staged):
+    z = np.array([complex(*ab) for ab, _ in _EXPM1_CASES], d)
+    f = ember.jit(enp.expm1) if staged else enp.expm1
+    for conj in (False, True):  # expm1(conj(z)) == conj(expm1(z))
+        zz = np.conj(z) if conj else z
+        got = np.asarray(f(enp.asarray(zz)))
+        assert got.dtype == np.dtype(d)
+        for (ab, (re, im)), g in zip(_EXPM1_CASES, got):
+            im = None if im is None else (-im if conj else im)
+            assert _same(g.real, re) and _same(g.imag, im), (ab, conj, g, (re, im))
+    # finite values keep numpy's accuracy
+    w = np.array([0.5 + 0.25j, -1e-8 + 1e-8j], d)
+    np.testing.assert_allclose(np.asarray(f(enp.asarray(w))), np.expm1(w.astype(np.complex128)),
+                               rtol=1e-6)

@@ -410,3 +410,19 @@ def test_hypothesis_solve_inv_det(batch, n, k, dtype):
     _close(LA.inv(a), np.linalg.inv(a), dtype, 30)
     _close(LA.det(a), np.linalg.det(a), dtype, 30 * n)
     _close(LA.slogdet(a).logabsdet, np.linalg.slogdet(a)[1], dtype, 30)
+
+
+# --- linalg.trace dtype (audit #12 item 4, array API 2024.12) ----------------------
+
+@pytest.mark.parametrize("d,want", [("int8", "int32"), ("int16", "int32"), ("uint8", "uint32"),
+                                    ("uint16", "uint32"), ("int64", "int64"),
+                                    ("float16", "float16"), ("float32", "float32"),
+                                    ("complex64", "complex64")])
+def test_trace_dtype_follows_sum(d, want):
+    x = np.arange(1, 10).reshape(3, 3).astype(d)
+    got = enp.linalg.trace(enp.asarray(x), offset=1)
+    assert got.dtype == np.dtype(want)
+    assert got.item() == np.trace(x, offset=1)
+    assert enp.linalg.trace(enp.asarray(x), dtype="int8").dtype == np.dtype("int8")
+    with pytest.raises(TypeError, match="trace does not support dtype bool"):
+        enp.linalg.trace(enp.ones((2, 2), dtype="bool"))

@@ -236,3 +236,65 @@ def test_reductions_under_make_graph_and_grad():
     xs = np.array([1.0, 2.0, 4.0])
     want = (xs - xs.mean()) / (len(xs) * xs.std())
     np.testing.assert_allclose(np.asarray(g), want, rtol=1e-5)
+
+
+# --- half precision accumulates in float32 (audit #12 item 1) ----------------------
+
+HALF = [dt.float16, dt.bfloat16]
+
+
+def _half_data(d, n, seed=0):
+    """n values of dtype d in [0.5, 1.5) and their float64 image."""
+    x = np.random.default_rng(seed).uniform(0.5, 1.5, n).astype(d)
+    return x, x.astype(np.float64)
+
+
+@pytest.mark.parametrize("d", HALF)
+@pytest.mark.parametrize("staged", [False, True])
+@pytest.mark.parametrize("fn,ref", [
+    ("mean", np.mean), ("var", np.var), ("std", np.std), ("nanmean", np.nanmean),
+    ("nanvar", np.nanvar), ("average", np.average), ("sum", np.sum), ("prod", None)])
+def test_half_reductions_over_many_elements(d, staged, fn, ref):
+    n = 70000  # the count 70000 is inf in float16
+    x, x64 = _half_data(d, n)
+    if fn == "prod":
+        x = np.ones(n, d)
+        x[:10] = 2
+        x64, ref = x.astype(np.float64), np.prod
+    f = getattr(enp, fn)
+    f = ember.jit(f) if staged else f
+    got = f(enp.asarray(x))
+    assert got.dtype == d
+    want = np.asarray(ref(x64)).astype(d)
+    np.testing.assert_allclose(np.float64(np.asarray(got)), np.float64(want), rtol=2e-2)
+
+
+@pytest.mark.parametrize("d", HALF)
+def test_half_mean_of_small_values_and_where(d):
+    x = enp.full((70000,), 0.001, dtype=d)
+    np.testing.assert_allclose(float(enp.mean(x)), float(np.asarray(0.001, d)), rtol=1e-3)
+    w = np.arange(70000) % 2 == 0
+    got = enp.mean(x, where=enp.asarray(w))
+    np.testing.assert_allclose(float(got), float(np.asarray(0.001, d)), rtol=1e-3)
+    got = enp.average(x, weights=enp.ones(70000, dtype=d))
+    np.testing.assert_allclose(float(got), float(np.asarray(0.001, d)), rtol=1e-3)
+
+
+@pytest.mark.parametrize("d", HALF)
+@pytest.mark.parametrize("staged", [False, True])
+def test_half_grad_of_mean(d, staged):
+    n = 70000
+    x, x64 = _half_data(d, n, seed=1)
+    g = ember.grad(lambda v: enp.mean(v * v))
+    g = ember.jit(g) if staged else g
+    got = g(enp.asarray(x))
+    assert got.dtype == d
+    np.testing.assert_allclose(np.asarray(got).astype(np.float64), 2 * x64 / n, rtol=2e-2)
+
+
+def test_half_sum_is_rounded_once():
+    # 4096 ones then 4096 halves: a float16 running sum sticks at 4096 (+0.5 rounds
+    # to even at that magnitude); the float32 accumulation rounds 6144 exactly
+    x = np.concatenate([np.ones(4096), np.full(4096, 0.5)]).astype(np.float16)
+    assert float(enp.sum(enp.asarray(x))) == 6144.0
+    assert float(ember.jit(enp.sum)(enp.asarray(x))) == 6144.0

@@ -25,14 +25,39 @@ from .rules import (defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroad
 _LOWP = (_dt.float16, _dt.bfloat16)
 
 
-def _in_f32(fn):
-    """Compute half-precision inputs in float32 and round back, as the native backends do."""
+def _operand(x) -> np.ndarray:
+    """`x` as a numpy array of its abstract dtype: a Python float is a (weak) float32,
+    not the float64 numpy would make of it."""
+    if type(x) is np.ndarray:
+        return x
+    if isinstance(x, np.generic):
+        return np.asarray(x)
+    return np.asarray(x, dtype=get_aval(x).dtype)
+
+
+def _exact(fn, out_dtype=None, lowp=True):
+    """The impl of an elementwise primitive from a numpy/scipy function, returning
+    exactly the dtype its abstract evaluation promises (`out_dtype` of the first
+    operand's dtype, or that dtype).  numpy and scipy.special upcast (Python floats to
+    float64, float32 to float64 in polygamma), so every impl of the family is cast here,
+    once.  With `lowp`, half-precision operands are computed in float32 and rounded
+    back, as the native backends do.
+
+    Example:
+        >>> _exact(np.sin)(0.5).dtype
+        dtype('float32')
+    """
     def impl(*xs, **params):
-        d = np.result_type(*xs) if len(xs) > 1 else np.asarray(xs[0]).dtype
-        if d in _LOWP:
-            out = fn(*[np.asarray(x, np.float32) for x in xs], **params)
-            return np.asarray(out).astype(d)
-        return np.asarray(fn(*xs, **params))
+        xs = [_operand(x) for x in xs]
+        d = xs[0].dtype
+        od = out_dtype(d) if out_dtype is not None else d
+        if lowp and d in _LOWP:
+            xs = [x.astype(np.float32) for x in xs]
+        out = np.asarray(fn(*xs, **params))
+        if out.dtype != od:
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = out.astype(od)
+        return out
     return impl
 
 
@@ -74,7 +99,7 @@ def _intlike(d):
 def unary(name, npfn, allowed=_inexact, out_dtype=None, lowp=True):
     p = Primitive(name)
     p.abstract_eval = _unary_abstract(name, allowed, out_dtype)
-    p.impl = _in_f32(npfn) if lowp else (lambda x, **kw: np.asarray(npfn(x, **kw)))
+    p.impl = _exact(npfn, out_dtype, lowp)
     defvectorized(p)
     return p
 
@@ -93,7 +118,38 @@ exp_p = unary("exp", np.exp)
 exp2_p = unary("exp2", np.exp2)
 log_p = unary("log", np.log)
 log1p_p = unary("log1p", np.log1p)
-expm1_p = unary("expm1", np.expm1)
+def _expm1_impl(x):
+    """numpy's expm1, with the array API's complex special cases (C99's cexp minus one)
+    where numpy returns NaN: infinite real parts and NaN real parts with b = +-0.
+    expm1(conj(z)) = conj(expm1(z)), so zero imaginary parts keep their sign."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.asarray(np.expm1(x))
+    if out.dtype.kind != "c" or not out.size:
+        return out
+    a, b = np.real(x), np.imag(x)
+    fix = np.array(out, copy=True)
+    zero_b = b == 0
+    r, i = fix.real, fix.imag
+    # a = +-0, b = +-0: the result is 0 + b j (never -0 in the real part)
+    m = (a == 0) & zero_b
+    r[m], i[m] = 0.0, b[m]
+    # a = +inf: b = +-0 gives inf + b j; an infinite or NaN b gives inf + NaN j
+    m = np.isposinf(a) & zero_b
+    r[m], i[m] = np.inf, b[m]
+    m = np.isposinf(a) & ~np.isfinite(b)
+    r[m], i[m] = np.inf, np.nan
+    # a = -inf: exp is +0 * cis(b), so the result is -1 + (+-0) j for every b
+    m = np.isneginf(a)
+    with np.errstate(invalid="ignore"):
+        s = np.where(np.isfinite(b), np.sin(np.where(np.isfinite(b), b, 0)), np.copysign(1.0, b))
+    r[m], i[m] = -1.0, np.copysign(0.0, s[m])
+    # a = NaN, b = +-0: NaN + b j
+    m = np.isnan(a) & zero_b
+    r[m], i[m] = np.nan, b[m]
+    return fix
+
+
+expm1_p = unary("expm1", _expm1_impl)
 tanh_p = unary("tanh", np.tanh)
 logistic_p = unary("logistic", lambda x: _sp.expit(x))
 sin_p = unary("sin", np.sin)
@@ -142,7 +198,7 @@ def _clz_impl(x):
     return out.astype(x.dtype)
 
 
-clz_p.impl = _clz_impl
+clz_p.impl = _exact(_clz_impl, lowp=False)
 
 
 def _polygamma_impl(x, *, m):
@@ -151,7 +207,7 @@ def _polygamma_impl(x, *, m):
 
 polygamma_p = Primitive("polygamma")
 polygamma_p.abstract_eval = _unary_abstract("polygamma", _float)
-polygamma_p.impl = _in_f32(_polygamma_impl)
+polygamma_p.impl = _exact(_polygamma_impl)
 defvectorized(polygamma_p)
 
 
@@ -168,7 +224,7 @@ def _integer_pow_impl(x, *, y):
 
 integer_pow_p = Primitive("integer_pow")
 integer_pow_p.abstract_eval = _unary_abstract("integer_pow", _numeric)
-integer_pow_p.impl = _in_f32(_integer_pow_impl)
+integer_pow_p.impl = _exact(_integer_pow_impl)
 defvectorized(integer_pow_p)
 
 square_p = unary("square", np.square, _numeric, lowp=False)
@@ -244,7 +300,7 @@ def _binary_abstract(name, allowed, out_dtype=None, same_dtype=True):
 def binary(name, npfn, allowed=_numeric, out_dtype=None, lowp=True):
     p = Primitive(name)
     p.abstract_eval = _binary_abstract(name, allowed, out_dtype)
-    p.impl = _in_f32(npfn) if lowp else (lambda x, y, **kw: np.asarray(npfn(x, y)))
+    p.impl = _exact(npfn, out_dtype, lowp)
     defbroadcasting(p)
     return p
 
@@ -324,7 +380,7 @@ pow_p = binary("pow", _pow_impl, _inexact)
 max_p = binary("max", np.maximum, _any, lowp=False)
 min_p = binary("min", np.minimum, _any, lowp=False)
 atan2_p = binary("atan2", np.arctan2, _float)
-nextafter_p = binary("nextafter", np.nextafter, _float)
+nextafter_p = binary("nextafter", np.nextafter, _float, lowp=False)  # in float32 a half step is lost
 and_p = binary("and", np.bitwise_and, _intlike, lowp=False)
 or_p = binary("or", np.bitwise_or, _intlike, lowp=False)
 xor_p = binary("xor", np.bitwise_xor, _intlike, lowp=False)
@@ -336,7 +392,7 @@ shift_right_logical_p = binary("shift_right_logical", _shr_logical, _dt.is_integ
 def _cmp(name, npfn, allowed=_any):
     p = Primitive(name)
     p.abstract_eval = _binary_abstract(name, allowed, out_dtype=lambda d: _dt.bool_)
-    p.impl = lambda x, y: np.asarray(npfn(x, y))
+    p.impl = _exact(npfn, lambda d: _dt.bool_, lowp=False)
     defbroadcasting(p)
     defjvp_zero(p)
     return p
@@ -360,7 +416,7 @@ def _complex_impl(x, y):
     return out
 
 
-complex_p.impl = _complex_impl
+complex_p.impl = _exact(_complex_impl, _dt.complex_dtype, lowp=False)
 defbroadcasting(complex_p)
 
 
@@ -429,6 +485,7 @@ def _select_abstract(which, *cases):
 
 def _select_impl(which, *cases):
     which = np.asarray(which)
+    cases = [_operand(c) for c in cases]
     if len(cases) == 1:
         return np.asarray(np.broadcast_to(cases[0], np.broadcast_shapes(which.shape, np.shape(cases[0]))))
     if which.dtype == np.bool_:
@@ -458,7 +515,7 @@ def _clamp_abstract(lo, x, hi):
 
 clamp_p = Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract
-clamp_p.impl = lambda lo, x, hi: np.asarray(np.minimum(np.maximum(x, lo), hi))
+clamp_p.impl = _exact(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), lowp=False)
 defbroadcasting(clamp_p)
 
 

@@ -55,5 +55,28 @@ def reduce_loss(loss, reduction: str, op: str):
                      f"(use 'none', 'mean' or 'sum')")
 
 
+def mean_of_sums(num, den, axis=None, keepdims=False, floor=None):
+    """sum(num) / sum(den) over `axis` (`den` may be a Python count instead), summed and
+    divided in `ember.dtypes.accumulation_dtype` so half-precision counts and sums do
+    not overflow; the result has `num`'s dtype.  `floor` clamps the denominator below.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> mean_of_sums(enp.ones(70000, dtype="float16"), 70000).item()
+        1.0
+    """
+    e = enp()
+    d = dtype_of(num)
+    acc = _dt.accumulation_dtype(d)
+    s = e.sum(e.astype(num, acc), axis=axis, keepdims=keepdims)
+    if isinstance(den, (int, float, np.integer, np.floating)):
+        n = float(den)
+    else:
+        n = e.sum(e.astype(den, acc), axis=axis, keepdims=keepdims)
+    if floor is not None:
+        n = e.maximum(n, floor)
+    return e.astype(s / n, d)
+
+
 def sqrt(v: float) -> float:
     return math.sqrt(v)

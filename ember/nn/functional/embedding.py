@@ -13,7 +13,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.core import get_aval
 from ...transforms.misc import stop_gradient
-from ._util import arr, enp
+from ._util import arr, enp, mean_of_sums
 
 __all__ = ["embedding", "one_hot", "embedding_bag"]
 
@@ -80,8 +80,8 @@ def embedding_bag(input, weight, offsets=None, mode="mean", padding_idx=None):
     if mode == "mean":
         if padding_idx is None:
             return e.mean(emb, axis=1)
-        cnt = e.sum(e.astype(idx != padding_idx, emb.dtype), axis=1, keepdims=True)
-        return e.sum(emb, axis=1) / e.maximum(cnt, 1.0)
+        cnt = e.expand_dims(idx != padding_idx, -1)
+        return mean_of_sums(emb, cnt, axis=1, floor=1.0)
     if mode == "max":
         return e.max(emb, axis=1)
     raise ValueError(f"embedding_bag: mode must be 'sum', 'mean' or 'max', got {mode!r}")

@@ -12,7 +12,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.core import get_aval
-from ._util import arr, enp, float_arr, reduce_loss
+from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
 from .activation import log_softmax
 
 __all__ = ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
@@ -132,7 +132,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     w = e.where(valid, w, 0.0)
     loss = -picked * w
     if reduction == "mean":
-        return e.sum(loss) / e.sum(w)
+        return mean_of_sums(loss, w)
     return reduce_loss(loss, reduction, "nll_loss")
 
 
@@ -172,10 +172,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = e.where(valid, smooth, 0.0)
         if reduction == "mean":
             if w is not None:
-                denom = e.sum(e.where(valid, e.take(w, e.where(valid, t, 0)), 0.0))
+                denom = e.where(valid, e.take(w, e.where(valid, t, 0)), 0.0)
             else:
-                denom = e.sum(e.astype(valid, lp.dtype))
-            sm = e.sum(smooth) / denom
+                denom = valid
+            sm = mean_of_sums(smooth, denom)
         else:
             sm = reduce_loss(smooth, reduction, "cross_entropy")
         return (1.0 - label_smoothing) * nll + sm * (label_smoothing / C)
@@ -191,7 +191,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         prod = prod * e.reshape(w, (C,) + (1,) * (x.ndim - 1 - cdim))
     loss = -e.sum(prod, axis=cdim)
     if reduction == "mean":
-        return e.sum(loss) / (loss.size if loss.ndim else 1)
+        return mean_of_sums(loss, loss.size if loss.ndim else 1)
     return reduce_loss(loss, reduction, "cross_entropy")
 
 
@@ -259,7 +259,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         pos = t > 0
         loss = e.where(pos, t * (e.log(e.where(pos, t, 1.0)) - x), 0.0)
     if reduction == "batchmean":
-        return e.sum(loss) / (x.shape[0] if x.ndim else 1)
+        return mean_of_sums(loss, x.shape[0] if x.ndim else 1)
     return reduce_loss(loss, reduction, "kl_div")
 
 
