@@ -27,6 +27,45 @@ def as_ember(x, dtype=None):
                         + (f"\n  at {user_source()}" if user_source() else "")) from None
 
 
+def static_key(value):
+    """A cache key for a static (Python) argument: equal only when the types and
+    values are equal, element by element inside tuples and frozensets.
+
+    Python's `==` says `2 == 2.0 == True` and `-0.0 == 0.0`, but a function
+    traced with one of them may compute something different with another (the
+    dtype of `x * s`, `math.copysign(1, s)`), so a cache keyed by value alone
+    would hand back the wrong program.  Floats are keyed by their bits (which
+    also makes a NaN static hit the cache), numpy scalars by type and bytes.
+
+    Example:
+        >>> static_key(2) == static_key(2.0), static_key((1, 0.0)) == static_key((1, -0.0))
+        (False, False)
+        >>> static_key((1, "a")) == static_key((1, "a"))
+        True
+    """
+    out: list = []
+    todo = [(value, False)]
+    while todo:  # post-order, iteratively: statics may be deeply nested tuples
+        x, children_done = todo.pop()
+        if children_done:
+            n = len(x)
+            kids = tuple(out[len(out) - n:]) if n else ()
+            del out[len(out) - n:]
+            out.append((type(x), frozenset(kids) if isinstance(x, frozenset) else kids))
+        elif isinstance(x, (tuple, frozenset)):
+            todo.append((x, True))
+            todo.extend((c, False) for c in reversed(list(x)))
+        elif isinstance(x, float):
+            out.append((type(x), float.hex(x)))
+        elif isinstance(x, complex):
+            out.append((type(x), float.hex(x.real), float.hex(x.imag)))
+        elif isinstance(x, np.generic):
+            out.append((type(x), x.dtype, x.tobytes()))
+        else:
+            out.append((type(x), x))
+    return out[0]
+
+
 def float0_zeros(aval: AbstractArray):
     return np.zeros(aval.shape, dtype=_dt.float0)
 
