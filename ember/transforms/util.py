@@ -66,6 +66,100 @@ def static_key(value):
     return out[0]
 
 
+def leaf_names(treedef, root: str) -> list[str]:
+    """How the user would write each leaf of `treedef`, starting from `root`.
+
+    Example:
+        >>> from ember.tree import flatten
+        >>> leaf_names(flatten({"w": [1, 2], "b": 3})[1], "params")
+        ["params['b']", "params['w'][0]", "params['w'][1]"]
+    """
+    return [a.codify(root) for a in treedef.accessors()]
+
+
+def _positional_names(fun):
+    """(names of fun's positional parameters, name of its *args or None)."""
+    import inspect
+    try:
+        ps = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return [], None
+    pos = [p.name for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var = next((p.name for p in ps if p.kind == p.VAR_POSITIONAL), None)
+    return pos, var
+
+
+def argument_names(fun, treedef, argnums=None, with_kwargs: bool = False) -> list[str]:
+    """The user's name for each leaf of a function's flattened arguments, e.g.
+    `params['w']`, from the function's signature and the pytree path.
+
+    `treedef` flattens the tuple of positional arguments (entry i is argument
+    `argnums[i]` when given), or `(args, kwargs)` when `with_kwargs`.
+
+    Example:
+        >>> from ember.tree import flatten
+        >>> argument_names(lambda x, params: x, flatten((1, {"w": 2}))[1])
+        ['x', "params['w']"]
+    """
+    import optree
+    pos, var = _positional_names(fun)
+    out = []
+    for acc in treedef.accessors():
+        entries = tuple(acc)
+        if with_kwargs:
+            top, entries = entries[0].entry, entries[1:]
+            if top == 1:  # the kwargs dict: its key is the parameter's name
+                out.append(optree.PyTreeAccessor(entries[1:]).codify(str(entries[0].entry)))
+                continue
+        i, entries = entries[0].entry, entries[1:]
+        n = argnums[i] if argnums is not None else i
+        if n < len(pos):
+            base = pos[n]
+        elif var is not None:
+            base = f"{var}[{n - len(pos)}]"
+        else:
+            base = f"argument {n}"
+        out.append(optree.PyTreeAccessor(entries).codify(base))
+    return out
+
+
+def _at() -> str:
+    src = user_source()
+    return f"\n  at {src}" if src else ""
+
+
+def check_diff_input(api: str, aval: AbstractArray, name: str, allow_int: bool = False):
+    """Differentiating with respect to an integer/bool input needs `allow_int`
+    (its derivative is a float0 zero): the one check of every derivative entry point.
+
+    Example:
+        >>> check_diff_input("grad", AbstractArray((), "float32"), "x")
+    """
+    if _dt.is_inexact(aval.dtype) or (allow_int and aval.dtype != _dt.float0):
+        return
+    hint = ("pass allow_int=True (they get float0 zero gradients) or use argnums to skip them"
+            if api in ("grad", "value_and_grad") else "use argnums to skip them")
+    raise TypeError(f"{api} requires real- or complex-valued inputs (input dtype that is a "
+                    f"sub-dtype of floating), but got {aval.dtype.name} for {name}. If you want "
+                    f"to use integer-valued inputs, {hint}.{_at()}")
+
+
+def check_diff_output(api: str, aval: AbstractArray, name: str):
+    """Reverse mode seeds a cotangent for every output: an integer/bool output has
+    none (its derivative is float0, not zero), so grad/jacrev/hessian refuse it,
+    as JAX does, instead of returning zeros.  `vjp` and `jvp` stay the escape hatch.
+
+    Example:
+        >>> check_diff_output("grad", AbstractArray((), "float32"), "the output")
+    """
+    if _dt.is_inexact(aval.dtype):
+        return
+    raise TypeError(f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
+                    f"inexact), but got {aval.dtype.name} for {name}. Integer and boolean "
+                    f"values have no derivative: differentiate a floating-point computation, "
+                    f"or use ember.vjp directly (integer outputs take float0 cotangents).{_at()}")
+
+
 def float0_zeros(aval: AbstractArray):
     return np.zeros(aval.shape, dtype=_dt.float0)
 
