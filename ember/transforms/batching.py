@@ -25,6 +25,9 @@ class BatchTracer(Tracer):
         self.val = val
         self.bdim = bdim
 
+    def inner_values(self):
+        return (self.val,)
+
     @property
     def aval(self):
         a = get_aval(self.val)

@@ -30,7 +30,7 @@ from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import static_key
+from .util import argument_names, static_key
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
 _EVAL = eval_trace()
@@ -302,7 +302,10 @@ class JitFunction:
             box.append(o_tree)
             return o_leaves
 
-        closed = trace_flat(flat, avals)
+        names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
+                               with_kwargs=True)
+        closed = trace_flat(flat, avals, arg_names=names,
+                            fun_desc=f"jit({getattr(self.fun, '__name__', 'fun')})")
         closed = optimize(closed)
         g, consts = consts_to_inputs(closed)
         e = _Entry()

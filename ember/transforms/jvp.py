@@ -33,6 +33,9 @@ class JVPTracer(Tracer):
         p = self.primal
         return p.concrete_value() if isinstance(p, Tracer) else p
 
+    def inner_values(self):
+        return (self.primal,)
+
 
 class JVPTrace(Trace):
     """Forward mode: primal and tangent travel together.  Rules run on
