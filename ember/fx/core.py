@@ -126,6 +126,17 @@ class AbstractArray:
 
     __str__ = str_short
 
+    def str_user(self) -> str:
+        """The spelling of error messages, with dtype names as users type them
+        (the IR printer keeps the short `f32[3,4]`).
+
+        Example:
+            >>> AbstractArray((3, 4), "float32").str_user()
+            'float32[3,4]'
+        """
+        name = "float0" if self.dtype == _dt.float0 else self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
     def __repr__(self):
         w = ", weak_type=True" if self.weak_type else ""
         return f"AbstractArray({self.shape}, {self.dtype}{w})"
@@ -338,7 +349,7 @@ def _checked(prim, out, aval):
         out = np.asarray(out)
     if out.shape != aval.shape or (out.dtype != aval.dtype and aval.dtype != _dt.float0):
         raise AssertionError(f"internal error in ember: the implementation of {prim.name} returned "
-                             f"{out.dtype}{list(out.shape)} but its abstract evaluation says {aval}")
+                             f"{out.dtype}{list(out.shape)} but its abstract evaluation says {aval.str_user()}")
     return out
 
 
@@ -386,7 +397,7 @@ def leaked_tracer_error(t: "Tracer", prim=None) -> UnexpectedTracerError:
     origin = f" entered at {trace.origin}" if trace.origin else ""
     state = "has finished" if not trace.valid else "is not active here"
     return UnexpectedTracerError(
-        f"Encountered a tracer of aval {t.aval} from a {type(trace).__name__}{origin} that "
+        f"Encountered a tracer of type {t.aval.str_user()} from a {type(trace).__name__}{origin} that "
         f"{state}{what}. A value computed inside a transformed function escaped it "
         f"(e.g. stored in a global or on self). Return it as an output instead."
         f"{_where()}")
@@ -524,7 +535,7 @@ class Tracer(ArrayOps):
         if v is not None:
             return v
         raise ConcretizationError(
-            f"{what} of an abstract value {self.aval} under {self._trace.describe()}: "
+            f"{what} of an abstract value {self.aval.str_user()} under {self._trace.describe()}: "
             f"the value is not known while tracing{argument_note(self)}. "
             f"{CONCRETIZATION_HINT}{_where()}")
 

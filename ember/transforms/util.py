@@ -123,7 +123,13 @@ def argument_names(fun, treedef, argnums=None, with_kwargs: bool = False) -> lis
     return out
 
 
-def _at() -> str:
+def at_user() -> str:
+    """'\n  at file:line (function)' of the user's code, or '': every user error ends with it.
+
+    Example:
+        >>> isinstance(at_user(), str)
+        True
+    """
     src = user_source()
     return f"\n  at {src}" if src else ""
 
@@ -141,7 +147,7 @@ def check_diff_input(api: str, aval: AbstractArray, name: str, allow_int: bool =
             if api in ("grad", "value_and_grad") else "use argnums to skip them")
     raise TypeError(f"{api} requires real- or complex-valued inputs (input dtype that is a "
                     f"sub-dtype of floating), but got {aval.dtype.name} for {name}. If you want "
-                    f"to use integer-valued inputs, {hint}.{_at()}")
+                    f"to use integer-valued inputs, {hint}.{at_user()}")
 
 
 def check_diff_output(api: str, aval: AbstractArray, name: str):
@@ -157,7 +163,7 @@ def check_diff_output(api: str, aval: AbstractArray, name: str):
     raise TypeError(f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
                     f"inexact), but got {aval.dtype.name} for {name}. Integer and boolean "
                     f"values have no derivative: differentiate a floating-point computation, "
-                    f"or use ember.vjp directly (integer outputs take float0 cotangents).{_at()}")
+                    f"or use ember.vjp directly (integer outputs take float0 cotangents).{at_user()}")
 
 
 def float0_zeros(aval: AbstractArray):
@@ -228,3 +234,67 @@ def split_aux(store, values):
     it = iter(values[n:])
     leaves = [next(it) if s is None else s for s in store["aux_static"]]
     return list(values[:n]), tree_unflatten(store["aux_tree"], leaves)
+
+
+def fun_location(fun) -> str:
+    """`name (file:line)` of a user's function, for errors about what it returned.
+
+    Example:
+        >>> fun_location(len)
+        'len'
+    """
+    import functools
+    f = fun
+    while isinstance(f, functools.partial):
+        f = f.func
+    name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    if name.endswith("<lambda>"):
+        name = "lambda"
+    code = getattr(f, "__code__", None)
+    if code is None:
+        code = getattr(getattr(f, "__call__", None), "__code__", None)
+    return f"{name} ({code.co_filename}:{code.co_firstlineno})" if code is not None else name
+
+
+def describe_value(x) -> str:
+    """'an array float32[3]', 'a tuple of length 2', 'a str': what a user's function returned.
+
+    Example:
+        >>> describe_value((1, 2)), describe_value("a")
+        ('a tuple of length 2', 'a str')
+    """
+    a = getattr(x, "aval", None)
+    if isinstance(a, AbstractArray):
+        return f"an array {a.str_user()}"
+    if isinstance(x, (tuple, list)):
+        return f"a {type(x).__name__} of length {len(x)}"
+    return f"a {type(x).__name__}"
+
+
+def first_type_mismatch(a_tree, a_avals, b_tree, b_avals, root: str):
+    """(path, aval_a, aval_b) of the first leaf whose shape or dtype differs, or
+    None; with different structures, (None, a_tree, b_tree).
+
+    Example:
+        >>> from ember.tree import flatten
+        >>> t = flatten((1, 2))[1]
+        >>> f, i = AbstractArray((), "float32"), AbstractArray((), "int32")
+        >>> first_type_mismatch(t, [f, f], t, [f, i], "carry")
+        ('carry[1]', AbstractArray((), float32), AbstractArray((), int32))
+    """
+    if a_tree != b_tree:
+        return None, a_tree, b_tree
+    for name, x, y in zip(leaf_names(a_tree, root), a_avals, b_avals):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return name, x, y
+    return None
+
+
+def mismatch_message(what: str, names: tuple[str, str], mismatch) -> str:
+    """'... but carry[1] is float32[] in init and int32[] in the body's carry' (the
+    user-facing spelling of a `first_type_mismatch`)."""
+    path, a, b = mismatch
+    if path is None:
+        return (f"{what}, but the structures differ:\n  {names[0]}: {a}\n  {names[1]}: {b}")
+    return (f"{what}, but {path} is {a.str_user()} in {names[0]} and {b.str_user()} in "
+            f"{names[1]}")

@@ -59,7 +59,7 @@ def avals_equal(a, b) -> bool:
 
 
 def fmt_avals(avals) -> str:
-    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+    return "(" + ", ".join(a.str_user() for a in avals) + ")"
 
 
 def leaves_avals(tree):

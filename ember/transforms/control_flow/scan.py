@@ -25,8 +25,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember
-from .common import avals_equal, fmt_avals
+from ..util import as_ember, at_user, describe_value, first_type_mismatch, fun_location, mismatch_message
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -270,7 +269,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         xv = tree_unflatten(x_tree, list(vals[len(c_avals):]))
         out = f(carry, xv)
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError("scan body must return a pair (new_carry, y)")
+            raise TypeError(f"scan: f must return a pair (new_carry, y), but {fun_location(f)} "
+                            f"returned {describe_value(out)}{at_user()}")
         new_c, y = out
         nc_leaves, nc_tree = tree_flatten(new_c)
         y_leaves, y_tree = tree_flatten(y)
@@ -287,11 +287,11 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     closed = trace_flat(flat, c_avals + x_avals)
     nc_tree, y_tree = box[0]
     body_c = closed.out_avals[:len(c_avals)]
-    if nc_tree != c_tree or not avals_equal(body_c, c_avals):
-        raise TypeError(f"scan body must return a carry with the same structure, shapes and dtypes "
-                        f"as the initial carry: init is {c_tree} {fmt_avals(c_avals)} but the body "
-                        f"returned {nc_tree} {fmt_avals(body_c)}"
-                        + (f"\n  at {user_source()}" if user_source() else ""))
+    bad = first_type_mismatch(c_tree, c_avals, nc_tree, body_c, "carry")
+    if bad is not None:
+        raise TypeError(mismatch_message(
+            "scan: f must return a new carry of the same structure, shapes and dtypes as init",
+            ("init", f"the carry returned by {fun_location(f)}"), bad) + at_user())
     g, consts = consts_to_inputs(closed)
     from ...fx.prims.convert import convert_element_type
     c_leaves = [convert_element_type(v, a.dtype) for v, a in zip(c_leaves, c_avals)]
