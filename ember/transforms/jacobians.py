@@ -15,7 +15,7 @@ from ..fx.core import get_aval
 from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
-from .util import (argument_names, as_ember, check_diff_input, check_diff_output, leaf_names,
+from .util import (argument_names, as_ember, aux_pair, check_diff_input, check_diff_output, leaf_names,
                    normalize_argnums)
 from .vjp import vjp
 
@@ -76,7 +76,7 @@ def _prepare(fun, args, argnums, has_aux, api):
             new[i] = v
         out = fun(*new)
         if has_aux:
-            out, box["aux"] = out
+            out, box["aux"] = aux_pair(api, fun, out)
         o, box["out_tree"] = tree_flatten(out)
         return o
 

@@ -127,7 +127,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
         if ta.shape != pa.shape:
             raise TypeError(f"jvp: tangent shape {ta.shape} does not match primal shape {pa.shape}")
         ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "jvp")
     outs, touts = jvp_flat(flat, p_leaves, ts)
     outs, aux = split_aux(store, outs)
     touts = [float0_zeros(t.aval) if type(t) is Zero and t.aval.dtype == float0_dtype()

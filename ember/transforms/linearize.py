@@ -64,7 +64,7 @@ def linearize(fun, *primals, has_aux: bool = False):
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
     p_leaves = [as_ember(x) for x in p_leaves]
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "linearize")
     outs, lin, _ = linearize_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
     out_tree, n_out = store["out_tree"], store["n_out"]

@@ -190,7 +190,21 @@ def normalize_argnums(argnums, nargs, what="argnums"):
     return single, tuple(out)
 
 
-def flat_with_aux(fun, in_tree, has_aux: bool):
+def aux_pair(api: str, fun, out):
+    """`out` as (output, aux), or a TypeError naming `fun` when has_aux=True was
+    given for a function that does not return a pair.
+
+    Example:
+        >>> aux_pair("grad", len, (1.0, {"loss": 2}))
+        (1.0, {'loss': 2})
+    """
+    if isinstance(out, tuple) and len(out) == 2:
+        return out
+    raise TypeError(f"{api}(..., has_aux=True): {fun_location(fun)} must return a pair "
+                    f"(output, aux), but returned {describe_value(out)}{at_user()}")
+
+
+def flat_with_aux(fun, in_tree, has_aux: bool, api: str = "", user_fun=None):
     """Wrap `fun(*pytrees)` as `flat(*leaves) -> out_leaves + aux_leaves`.
 
     Auxiliary outputs travel through the transform as outputs so that they come
@@ -204,9 +218,7 @@ def flat_with_aux(fun, in_tree, has_aux: bool):
         out = fun(*tree_unflatten(in_tree, list(xs)))
         aux_leaves = []
         if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise TypeError("has_aux=True needs the function to return a pair (output, aux)")
-            out, aux = out
+            out, aux = aux_pair(api, user_fun or fun, out)
             all_aux, store["aux_tree"] = tree_flatten(aux)
             # only array-like aux leaves travel through the transform; others (strings,
             # objects) are kept aside and put back by split_aux
@@ -245,9 +257,13 @@ def fun_location(fun) -> str:
     """
     import functools
     f = fun
-    while isinstance(f, functools.partial):
-        f = f.func
+    for _ in range(100):  # bounded: a __wrapped__ chain may be cyclic
+        if not (isinstance(f, functools.partial) or hasattr(f, "__wrapped__")):
+            break
+        # a wrapper (autograd.Function's bwd, functools.wraps) names what the user wrote
+        f = f.func if isinstance(f, functools.partial) else f.__wrapped__
     name = getattr(f, "__qualname__", None) or getattr(f, "__name__", None) or type(f).__name__
+    name = name.rsplit("<locals>.", 1)[-1]  # the file:line says where; keep the name short
     if name.endswith("<lambda>"):
         name = "lambda"
     code = getattr(f, "__code__", None)

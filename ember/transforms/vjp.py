@@ -59,7 +59,7 @@ def vjp(fun, *primals, has_aux: bool = False):
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
     p_leaves = [as_ember(x) for x in p_leaves]
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "vjp")
     outs, f = vjp_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
     out_tree = store["out_tree"]
@@ -111,7 +111,7 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api):
                 new_args[i] = v
             return fun(*new_args, **kwargs)
 
-        flat, store = flat_with_aux(call, tree, has_aux)
+        flat, store = flat_with_aux(call, tree, has_aux, api, fun)
 
         def checked(*xs):
             res = flat(*xs)
