@@ -183,22 +183,23 @@ def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
         n = len(args)
         nums = tuple(i % n if n else i for i in static_argnums)
         static, dynamic = _split_static(args, nums)
+        from ..transforms.util import argument_names, as_ember_args, flatten_outputs
+        desc = f"make_graph({getattr(fun, '__name__', 'fun')})"
         leaves, in_tree = tree_flatten((dynamic, kwargs))
-        in_avals = [get_aval(x) for x in leaves]
+        dyn_nums = [i for i in range(n) if i not in static]
+        in_avals = as_ember_args(desc, fun, leaves, in_tree, dyn_nums, with_kwargs=True,
+                                 convert=get_aval)
         out_tree_box = []
 
         def flat_fun(*tracers):
             dyn, kw = tree_unflatten(in_tree, tracers)
             out = fun(*_merge_static(static, dyn, n), **kw)
-            out_leaves, out_tree = tree_flatten(out)
+            out_leaves, out_tree = flatten_outputs(desc, fun, out)
             out_tree_box.append(out_tree)
             return out_leaves
 
-        from ..transforms.util import argument_names
-        names = argument_names(fun, in_tree, [i for i in range(n) if i not in static],
-                               with_kwargs=True)
-        closed = trace_flat(flat_fun, in_avals, arg_names=names,
-                            fun_desc=f"make_graph({getattr(fun, '__name__', 'fun')})")
+        names = argument_names(fun, in_tree, dyn_nums, with_kwargs=True)
+        closed = trace_flat(flat_fun, in_avals, arg_names=names, fun_desc=desc)
         closed.in_tree = in_tree
         closed.out_tree = out_tree_box[0]
         if return_shape:

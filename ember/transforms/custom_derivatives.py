@@ -29,7 +29,7 @@ from ..fx.prims.rules import bdim_to_front, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph, vmap
-from .util import (argument_names, as_ember, at_user, describe_value, first_type_mismatch,
+from .util import (argument_names, as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch,
                    fun_location, mismatch_message)
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
@@ -56,12 +56,12 @@ def _merge(nondiff, diff, n):
     return [nondiff[i] if i in nondiff else next(it) for i in range(n)]
 
 
-def _trace_call(fun, leaves, tree):
+def _trace_call(fun, leaves, tree, api, user_fun):
     box = []
 
     def flat(*xs):
         out = fun(*tree_unflatten(tree, list(xs)))
-        o, t = tree_flatten(out)
+        o, t = flatten_outputs(api, user_fun, out)
         box.append(t)
         return o
 
@@ -70,14 +70,14 @@ def _trace_call(fun, leaves, tree):
     return g, consts, box[0]
 
 
-def _prepare_call(fun, args, nondiff_argnums):
+def _prepare_call(fun, args, nondiff_argnums, api):
     """Split off the non-differentiable arguments, flatten the rest and stage the
     function over them: (nondiff, diff, leaves, in_tree, graph, consts, out_tree)."""
     n = len(args)
     nondiff, diff = _split_nondiff(args, nondiff_argnums)
     leaves, tree = tree_flatten(tuple(diff))
-    leaves = [as_ember(x) for x in leaves]
-    g, consts, out_tree = _trace_call(lambda *d: fun(*_merge(nondiff, d, n)), leaves, tree)
+    leaves = as_ember_args(api, fun, leaves, tree, [i for i in range(n) if i not in nondiff])
+    g, consts, out_tree = _trace_call(lambda *d: fun(*_merge(nondiff, d, n)), leaves, tree, api, fun)
     return nondiff, diff, leaves, tree, g, consts, out_tree
 
 
@@ -124,7 +124,8 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function {self.__name__} has no JVP rule; "
                                  f"define one with @{self.__name__}.defjvp")
-        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(
+            self.fun, args, self.nondiff_argnums, "custom_jvp")
         user_jvp = self.jvp
 
         def jvp_flat(primals, tangents):
@@ -216,7 +217,8 @@ class custom_vjp:
             raise AttributeError(f"custom_vjp function {self.__name__} has no rule; define one "
                                  f"with {self.__name__}.defvjp(fwd, bwd)")
         n = len(args)
-        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(
+            self.fun, args, self.nondiff_argnums, "custom_vjp")
         user_fwd, user_bwd, name = self.fwd, self.bwd, self.__name__
         nd_vals = [nondiff[i] for i in sorted(nondiff)]
         in_avals = [get_aval(x) for x in leaves]

@@ -15,7 +15,7 @@ from ..fx.core import get_aval
 from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
-from .util import (argument_names, as_ember, aux_pair, check_diff_input, check_diff_output, leaf_names,
+from .util import (argument_names, as_ember, as_ember_args, aux_pair, flatten_outputs, check_diff_input, check_diff_output, leaf_names,
                    normalize_argnums)
 from .vjp import vjp
 
@@ -63,7 +63,7 @@ def _prepare(fun, args, argnums, has_aux, api):
     single, nums = normalize_argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)
     leaves, in_tree = tree_flatten(diff[0] if single else diff)
-    leaves = [as_ember(x) for x in leaves]
+    leaves = as_ember_args(api, fun, leaves, tree_flatten(diff)[1], nums)
     names = argument_names(fun, tree_flatten(diff)[1], nums)
     for x, nm in zip(leaves, names):
         check_diff_input(api, get_aval(x), nm)
@@ -77,7 +77,7 @@ def _prepare(fun, args, argnums, has_aux, api):
         out = fun(*new)
         if has_aux:
             out, box["aux"] = aux_pair(api, fun, out)
-        o, box["out_tree"] = tree_flatten(out)
+        o, box["out_tree"] = flatten_outputs(api, fun, out)
         return o
 
     return leaves, in_tree, f_flat, box

@@ -30,7 +30,7 @@ from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import argument_names, static_key
+from .util import argument_names, as_ember_args, flatten_outputs, static_key
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
 _EVAL = eval_trace()
@@ -184,6 +184,23 @@ class JitFunction:
             return self
         return functools.partial(self, obj)
 
+    def _operands(self, leaves, in_tree, n, nums):
+        ops, avals = [], []
+        try:
+            for x in leaves:
+                o, a = _to_operand(x)
+                ops.append(o)
+                avals.append(a)
+        except TypeError:
+            # name the offending argument (as_ember_args raises at it)
+            as_ember_args(self._desc(), self.fun, leaves, in_tree,
+                          [i for i in range(n) if i not in nums], with_kwargs=True)
+            raise
+        return ops, avals
+
+    def _desc(self) -> str:
+        return f"jit({getattr(self.fun, '__name__', 'fun')})"
+
     def _cache_size(self) -> int:
         return len(self._cache)
 
@@ -256,11 +273,7 @@ class JitFunction:
                                                            for b, a in zip(outs, entry.out_avals)])
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        ops, avals = [], []
-        for x in leaves:
-            o, a = _to_operand(x)
-            ops.append(o)
-            avals.append(a)
+        ops, avals = self._operands(leaves, in_tree, len(args), nums)
         key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend)
         entry = self._cache.get(key)
         if entry is None:
@@ -298,14 +311,13 @@ class JitFunction:
                 if k in statics:
                     kw[k] = statics[k]
             out = self.fun(*full, **kw)
-            o_leaves, o_tree = tree_flatten(out)
+            o_leaves, o_tree = flatten_outputs(self._desc(), self.fun, out)
             box.append(o_tree)
             return o_leaves
 
         names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
                                with_kwargs=True)
-        closed = trace_flat(flat, avals, arg_names=names,
-                            fun_desc=f"jit({getattr(self.fun, '__name__', 'fun')})")
+        closed = trace_flat(flat, avals, arg_names=names, fun_desc=self._desc())
         closed = optimize(closed)
         g, consts = consts_to_inputs(closed)
         e = _Entry()
@@ -347,7 +359,7 @@ class JitFunction:
         """The optimised graph that a call with these arguments runs."""
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        avals = [_to_operand(x)[1] for x in leaves]
+        avals = self._operands(leaves, in_tree, len(args), nums)[1]
         return self._trace(args, static, nums, in_tree, avals).graph
 
 

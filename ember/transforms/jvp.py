@@ -14,7 +14,7 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember, check_same_structure, flat_with_aux, float0_zeros, split_aux
+from .util import as_ember, as_ember_args, check_same_structure, flat_with_aux, float0_zeros, split_aux
 
 
 class JVPTracer(Tracer):
@@ -119,7 +119,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     p_leaves, p_tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     check_same_structure("jvp", p_tree, t_tree, "primals", "tangents")
-    p_leaves = [as_ember(x) for x in p_leaves]
+    p_leaves = as_ember_args("jvp", fun, p_leaves, p_tree)
     ts = []
     for p, t in zip(p_leaves, t_leaves):
         pa = get_aval(p)

@@ -27,6 +27,73 @@ def as_ember(x, dtype=None):
                         + (f"\n  at {user_source()}" if user_source() else "")) from None
 
 
+_SCALAR_TYPES = (bool, int, float, complex)
+
+
+def is_value(x) -> bool:
+    """Whether `x` can be a traced function's input or output leaf as it is
+    (an ember Array or tracer, a numpy array or scalar, a Python number)."""
+    from ..array import Array
+    if type(x) in _SCALAR_TYPES or isinstance(x, (Array, Tracer, np.generic)):
+        return True
+    return isinstance(x, np.ndarray) and x.dtype != object
+
+
+_VALUES = "arrays, numpy arrays, Python scalars and pytrees of them"
+
+
+def as_ember_args(api: str, fun, leaves, treedef, argnums=None, with_kwargs: bool = False,
+                  root: str | None = None, convert=None) -> list:
+    """`as_ember` of each argument leaf; a leaf that is not an array-like value is
+    a TypeError naming it as the user wrote it (`params['w']`, from `fun`'s
+    signature, or from `root` for a named value such as `init`).  `convert`
+    replaces `as_ember` (e.g. `get_aval`, to keep Python scalars weakly typed).
+
+    Example:
+        >>> from ember.tree import flatten
+        >>> leaves, td = flatten((1.0, {"w": 2.0}))
+        >>> [float(v) for v in as_ember_args("jit", lambda x, p: x, leaves, td)]
+        [1.0, 2.0]
+    """
+    out = []
+    for i, x in enumerate(leaves):
+        try:
+            out.append((convert or as_ember)(x))
+        except TypeError:
+            names = (leaf_names(treedef, root) if root is not None
+                     else argument_names(fun, treedef, argnums, with_kwargs))
+            static = ("; mark it static with static_argnums / static_argnames if it is "
+                      "configuration" if api.startswith("jit") else "")
+            raise TypeError(f"{api}: argument `{names[i]}` of {fun_location(fun)} is "
+                            f"{describe_value(x)}, which is not a valid ember value (only "
+                            f"{_VALUES} are){static}{at_user()}") from None
+    return out
+
+
+def flatten_outputs(api: str, fun, out, root: str = "output"):
+    """`tree_flatten(out)` of what a user's function returned; a leaf that is not
+    an array-like value is a TypeError naming that output (`output['b']`) and the
+    function, at the transform's boundary rather than deep inside it.
+
+    Example:
+        >>> flatten_outputs("jit", len, {"a": 1.0})[0]
+        [1.0]
+    """
+    from ..tree import tree_flatten
+    leaves, tree = tree_flatten(out)
+    for i, x in enumerate(leaves):
+        if not is_value(x):
+            raise bad_output_error(api, fun, leaf_names(tree, root)[i], x)
+    return leaves, tree
+
+
+def bad_output_error(api: str, fun, name: str, x) -> TypeError:
+    """The error for a returned leaf `x` (named `name`) that is not an array-like value."""
+    return TypeError(f"{api}: {'the ' if name == 'output' else ''}{name} of {fun_location(fun)} "
+                     f"is {describe_value(x)}, which is not a valid ember value: a "
+                     f"transformed function must return {_VALUES}{at_user()}")
+
+
 def static_key(value):
     """A cache key for a static (Python) argument: equal only when the types and
     values are equal, element by element inside tuples and frozensets.
@@ -225,7 +292,7 @@ def flat_with_aux(fun, in_tree, has_aux: bool, api: str = "", user_fun=None):
             is_arr = [_array_like(a) for a in all_aux]
             store["aux_static"] = [None if m else a for a, m in zip(all_aux, is_arr)]
             aux_leaves = [a for a, m in zip(all_aux, is_arr) if m]
-        leaves, store["out_tree"] = tree_flatten(out)
+        leaves, store["out_tree"] = flatten_outputs(api or "transform", user_fun or fun, out)
         store["n_out"] = len(leaves)
         return list(leaves) + list(aux_leaves)
 
@@ -284,7 +351,8 @@ def describe_value(x) -> str:
         return f"an array {a.str_user()}"
     if isinstance(x, (tuple, list)):
         return f"a {type(x).__name__} of length {len(x)}"
-    return f"a {type(x).__name__}"
+    t = type(x).__name__
+    return f"{'an' if t[:1].lower() in 'aeiou' else 'a'} {t}"
 
 
 def first_type_mismatch(a_tree, a_avals, b_tree, b_avals, root: str):

@@ -17,7 +17,7 @@ from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
-from .util import (as_ember, check_diff_input, check_diff_output, flat_with_aux, float0_zeros,
+from .util import (as_ember, as_ember_args, check_diff_input, check_diff_output, flat_with_aux, float0_zeros,
                    argument_names, normalize_argnums, split_aux)
 
 
@@ -58,7 +58,7 @@ def vjp(fun, *primals, has_aux: bool = False):
         1.0
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
-    p_leaves = [as_ember(x) for x in p_leaves]
+    p_leaves = as_ember_args("vjp", fun, p_leaves, p_tree)
     flat, store = flat_with_aux(fun, p_tree, has_aux, "vjp")
     outs, f = vjp_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
@@ -102,7 +102,7 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api):
         single, nums = normalize_argnums(argnums, len(args))
         diff = [args[i] for i in nums]
         leaves, tree = tree_flatten(tuple(diff))
-        leaves = [as_ember(x) for x in leaves]
+        leaves = as_ember_args(api, fun, leaves, tree, nums)
         for x, nm in zip(leaves, argument_names(fun, tree, nums)):
             check_diff_input(api, get_aval(x), nm, allow_int)
         def call(*diff_vals):

@@ -26,7 +26,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember, at_user, first_type_mismatch, fun_location, mismatch_message
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, first_type_mismatch, fun_location, mismatch_message
 
 cond_p = Primitive("cond", multiple_results=True)
 
@@ -225,7 +225,7 @@ def switch(index, branches, *operands):
 def _switch(index, branches, operands, names, what):
     """switch/cond; `names` are the branches as the user wrote them (for errors)."""
     leaves, in_tree = tree_flatten(tuple(operands))
-    leaves = [as_ember(x) for x in leaves]
+    leaves = as_ember_args(what, branches[0], leaves, in_tree, root="operands")
     avals = [get_aval(x) for x in leaves]
     closed, out_trees = [], []
     for br in branches:
@@ -233,7 +233,7 @@ def _switch(index, branches, operands, names, what):
 
         def flat(*xs, br=br, box=box):
             out = br(*tree_unflatten(in_tree, list(xs)))
-            o, t = tree_flatten(out)
+            o, t = flatten_outputs(what, br, out)
             box.append(t)
             return o
 

@@ -22,7 +22,7 @@ from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
 from ..batching import batch_graph
 from ..jvp import jvp_graph
-from ..util import as_ember, at_user, describe_value, first_type_mismatch, fun_location, mismatch_message
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
 from .common import graph_with_extra_inputs
 
 while_p = Primitive("while_loop", multiple_results=True)
@@ -147,7 +147,7 @@ def while_loop(cond_fun, body_fun, init_val):
         6.0
     """
     leaves, tree = tree_flatten(init_val)
-    leaves = [as_ember(v) for v in leaves]
+    leaves = as_ember_args("while_loop", body_fun, leaves, tree, root="init_val")
     avals = [get_aval(v).strip_weak() for v in leaves]
     box = []
 
@@ -167,7 +167,7 @@ def while_loop(cond_fun, body_fun, init_val):
 
     def bflat(*xs):
         out = body_fun(tree_unflatten(tree, list(xs)))
-        o, t = tree_flatten(out)
+        o, t = flatten_outputs("while_loop", body_fun, out)
         box.append(t)
         from ...fx.prims.convert import convert_element_type
         return [convert_element_type(v, a.dtype) if get_aval(v).weak_type and get_aval(v).dtype != a.dtype

@@ -25,7 +25,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember, at_user, describe_value, first_type_mismatch, fun_location, mismatch_message
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -246,7 +246,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         (6.0, [1.0, 2.0])
     """
     x_leaves, x_tree = tree_flatten(xs)
-    x_leaves = [as_ember(v) for v in x_leaves]
+    x_leaves = as_ember_args("scan", f, x_leaves, x_tree, root="xs")
     lengths = {get_aval(v).shape[0] if get_aval(v).ndim else None for v in x_leaves}
     if None in lengths:
         raise ValueError("scan: every leaf of xs needs a leading axis to scan over")
@@ -259,7 +259,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         raise ValueError("scan needs xs or an explicit length")
     n = lengths.pop()
     c_leaves, c_tree = tree_flatten(init)
-    c_leaves = [as_ember(v) for v in c_leaves]
+    c_leaves = as_ember_args("scan", f, c_leaves, c_tree, root="init")
     c_avals = [get_aval(v).strip_weak() for v in c_leaves]
     x_avals = [_x_aval(get_aval(v)) for v in x_leaves]
     box = []
@@ -272,8 +272,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             raise TypeError(f"scan: f must return a pair (new_carry, y), but {fun_location(f)} "
                             f"returned {describe_value(out)}{at_user()}")
         new_c, y = out
-        nc_leaves, nc_tree = tree_flatten(new_c)
-        y_leaves, y_tree = tree_flatten(y)
+        nc_leaves, nc_tree = flatten_outputs("scan", f, new_c, "carry")
+        y_leaves, y_tree = flatten_outputs("scan", f, y, "y")
         box.append((nc_tree, y_tree))
         from ...fx.prims.convert import convert_element_type
         fixed = []
