@@ -250,7 +250,7 @@ class custom_vjp:
             return _check_bwd_output(got, diff, in_avals, arg_names, n_diff, name, user_bwd)
 
         outs = custom_vjp_call_p.bind(*consts, *leaves, call=g, fwd=fwd_flat, bwd=bwd_flat,
-                                      num_consts=len(consts))
+                                      num_consts=len(consts), name=fun_location(self.fun))
         return tree_unflatten(out_tree, outs)
 
 
@@ -305,19 +305,21 @@ def _check_bwd_output(got, diff, in_avals, arg_names, n_diff, name, user_bwd):
     return flat
 
 
-def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts):
+def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
+    # As in JAX: the tangent map is `custom_lin`, which only reverse mode can use
+    # (it is transposed into a call of bwd); evaluating it forward is the error below.
     ps = primals[num_consts:]
     if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise TypeError("custom_vjp functions cannot close over values that are being "
-                        "differentiated; pass them as explicit arguments")
+        raise TypeError(f"custom_vjp function {name} closes over a value that is being "
+                        f"differentiated; pass it as an explicit argument{at_user()}")
     out, res, res_tree = fwd(list(ps))
     t_in = [instantiate(t) for t in tangents[num_consts:]]
     t_out = custom_lin_p.bind(*res, *t_in, num_res=len(res), bwd=bwd, res_tree=res_tree,
-                              out_avals=tuple(tangent_aval(get_aval(o)) for o in out))
+                              out_avals=tuple(tangent_aval(get_aval(o)) for o in out), name=name)
     return out, t_out
 
 
-def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts):
+def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts, name):
     vals = [bdim_to_front(x, d, axis_size) for x, d in zip(args, dims)]
     n_out = len(call.out_avals)
     bg, _ = batch_graph(call, axis_size, [True] * len(vals), [True] * n_out)
@@ -338,7 +340,7 @@ def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts):
         return vmap(one)(list(res), [instantiate(c) for c in cts])
 
     outs = custom_vjp_call_p.bind(*extra, *vals, call=bg, fwd=bfwd, bwd=bbwd,
-                                  num_consts=len(extra) + num_consts)
+                                  num_consts=len(extra) + num_consts, name=name)
     return outs, [0] * n_out
 
 
@@ -349,16 +351,33 @@ custom_vjp_call_p.batch = _custom_vjp_batch
 custom_vjp_call_p.not_applicable.add("transpose")
 
 
-def _lin_abstract(*avals, num_res, bwd, res_tree, out_avals):
+def _lin_abstract(*avals, num_res, bwd, res_tree, out_avals, name):
     return list(out_avals)
 
 
-def _lin_impl(*vals, num_res, bwd, res_tree, out_avals):
-    raise TypeError("forward-mode differentiation (jvp/jacfwd) of a custom_vjp function is not "
-                    "supported: it only defines a VJP. Use jacrev/grad, or define a custom_jvp.")
+def forward_mode_error(name) -> TypeError:
+    """JAX's error for jvp of a custom_vjp function, naming the function and the way out."""
+    return TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: {name} "
+                     f"defines only a reverse-mode rule, so jvp/jacfwd/linearize's f_jvp cannot "
+                     f"use it. Use grad / jacrev (hessian works too: it differentiates the bwd "
+                     f"rule in reverse-then-forward order), or give the function a forward rule "
+                     f"with ember.custom_jvp.{at_user()}")
 
 
-def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals):
+def _lin_forward(*args, name, **_):
+    # Every way of evaluating custom_lin other than transposing it is forward mode.
+    raise forward_mode_error(name)
+
+
+def _lin_batch(axis_size, args, dims, *, name, **_):
+    raise forward_mode_error(name)
+
+
+def _lin_jvp(primals, tangents, *, name, **_):
+    raise forward_mode_error(name)
+
+
+def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals, name):
     res = args[:num_res]
     cts = [instantiate(c) for c in cts]
     got = bwd(res_tree, list(res), cts)
@@ -366,6 +385,7 @@ def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals):
 
 
 custom_lin_p.abstract_eval = _lin_abstract
-custom_lin_p.impl = _lin_impl
+custom_lin_p.impl = _lin_forward
 custom_lin_p.transpose = _lin_transpose
-custom_lin_p.not_applicable.update({"jvp", "batch"})
+custom_lin_p.batch = _lin_batch
+custom_lin_p.jvp = _lin_jvp
