@@ -359,9 +359,10 @@ def forward_mode_error(name) -> TypeError:
     """JAX's error for jvp of a custom_vjp function, naming the function and the way out."""
     return TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: {name} "
                      f"defines only a reverse-mode rule, so jvp/jacfwd/linearize's f_jvp cannot "
-                     f"use it. Use grad / jacrev (hessian works too: it differentiates the bwd "
-                     f"rule in reverse-then-forward order), or give the function a forward rule "
-                     f"with ember.custom_jvp.{at_user()}")
+                     f"use it. Use grad / jacrev (for second derivatives jacrev(jacrev(f)); "
+                     f"hessian = jacfwd(jacrev(f)) works only while fwd does not call the "
+                     f"custom_vjp function itself), or give the function a forward rule with "
+                     f"ember.custom_jvp.{at_user()}")
 
 
 def _lin_forward(*args, name, **_):

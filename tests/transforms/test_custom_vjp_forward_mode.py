@@ -63,3 +63,14 @@ def test_reverse_mode_through_staged_calls_still_works():
     s = lambda v: ember.scan(lambda carry, x: (carry + scaled_sin(x), None), np.float64(0.0), v)[0]
     np.testing.assert_allclose(ember.grad(s)(X), ref, rtol=1e-12)
     np.testing.assert_allclose(ember.grad(ember.checkpoint(g))(X), ref, rtol=1e-12)
+
+
+def test_hessian_when_fwd_calls_the_function_is_the_clear_error_as_in_jax():
+    @ember.custom_vjp
+    def f(x):
+        return enp.sin(x)
+    f.defvjp(lambda x: (f(x), enp.cos(x)), lambda c, g: (c * g,))
+    with pytest.raises(TypeError, match="can't apply forward-mode autodiff .* f \\("):
+        ember.hessian(lambda v: f(v).sum())(X)
+    np.testing.assert_allclose(ember.jacrev(ember.jacrev(lambda v: f(v).sum()))(X),
+                               np.diag(-np.sin(X)), rtol=1e-12, atol=1e-12)
