@@ -17,8 +17,8 @@ from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
-from .util import (as_ember, as_ember_args, check_diff_input, check_diff_output, flat_with_aux, float0_zeros,
-                   argument_names, normalize_argnums, split_aux)
+from .util import (argument_names, as_ember, as_ember_args, check_diff_input, check_diff_output,
+                   flat_with_aux, float0_zeros, normalize_argnums, split_aux)
 
 
 def vjp_flat(fun, primals, nonzeros=None):
