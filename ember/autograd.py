@@ -21,6 +21,8 @@ Example:
 """
 from __future__ import annotations
 
+import inspect
+
 from .transforms.custom_derivatives import custom_vjp
 from .tree import register_pytree_node
 
@@ -86,6 +88,14 @@ class Function:
             return grads if isinstance(grads, tuple) else (grads,)
 
         primal.__name__ = cls.__name__
+        try:  # forward's signature without ctx, so errors name the user's arguments
+            sig = inspect.signature(cls.forward)
+            primal.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+        except (TypeError, ValueError):
+            pass
+        # errors about what they return name the user's methods, not these adapters
+        fwd.__wrapped__ = cls.forward
+        bwd.__wrapped__ = cls.backward
         fn = custom_vjp(primal)
         fn.defvjp(fwd, bwd)
         setattr(cls, "_ember_custom_vjp", fn)

@@ -126,6 +126,17 @@ class AbstractArray:
 
     __str__ = str_short
 
+    def str_user(self) -> str:
+        """The spelling of error messages, with dtype names as users type them
+        (the IR printer keeps the short `f32[3,4]`).
+
+        Example:
+            >>> AbstractArray((3, 4), "float32").str_user()
+            'float32[3,4]'
+        """
+        name = "float0" if self.dtype == _dt.float0 else self.dtype.name
+        return f"{name}[{','.join(map(str, self.shape))}]"
+
     def __repr__(self):
         w = ", weak_type=True" if self.weak_type else ""
         return f"AbstractArray({self.shape}, {self.dtype}{w})"
@@ -271,6 +282,17 @@ class Trace:
     def invalidate(self):
         self.valid = False
 
+    def sources_of(self, tracer) -> tuple[list[str], list]:
+        """(names of the traced function's arguments that `tracer` depends on,
+        tracers of other traces it depends on): the error messages' provenance.
+        A trace that stages a graph walks it (StagingTrace); others defer to the
+        values inside the tracer."""
+        return [], [x for x in tracer.inner_values() if isinstance(x, Tracer)]
+
+    def describe(self) -> str:
+        """How error messages name this trace ("jit(f)" for a jit trace)."""
+        return type(self).__name__
+
     def __repr__(self):
         return f"{type(self).__name__}"
 
@@ -327,7 +349,7 @@ def _checked(prim, out, aval):
         out = np.asarray(out)
     if out.shape != aval.shape or (out.dtype != aval.dtype and aval.dtype != _dt.float0):
         raise AssertionError(f"internal error in ember: the implementation of {prim.name} returned "
-                             f"{out.dtype}{list(out.shape)} but its abstract evaluation says {aval}")
+                             f"{out.dtype}{list(out.shape)} but its abstract evaluation says {aval.str_user()}")
     return out
 
 
@@ -375,7 +397,7 @@ def leaked_tracer_error(t: "Tracer", prim=None) -> UnexpectedTracerError:
     origin = f" entered at {trace.origin}" if trace.origin else ""
     state = "has finished" if not trace.valid else "is not active here"
     return UnexpectedTracerError(
-        f"Encountered a tracer of aval {t.aval} from a {type(trace).__name__}{origin} that "
+        f"Encountered a tracer of type {t.aval.str_user()} from a {type(trace).__name__}{origin} that "
         f"{state}{what}. A value computed inside a transformed function escaped it "
         f"(e.g. stored in a global or on self). Return it as an output instead."
         f"{_where()}")
@@ -414,6 +436,45 @@ def eval_trace() -> EvalTrace:
 def bind(prim: Primitive, *args, **params):
     """Apply a primitive under the current trace."""
     return _trace_var.get().process_primitive(prim, args, params)
+
+
+def argument_sources(x) -> list[str]:
+    """The arguments of the traced (jitted) functions that the value `x` depends on,
+    e.g. ["`threshold` of jit(f)"], following tracers through every enclosing
+    transform.  Iterative: a worklist of tracers, each trace walking its own graph.
+
+    Example:
+        >>> import ember
+        >>> seen = []
+        >>> _ = ember.jit(lambda a, b: seen.append(argument_sources(b * 2.0)) or a)(1.0, 2.0)
+        >>> seen[0]
+        ['`b` of jit(<lambda>)']
+    """
+    out, seen = [], set()
+    todo = [x] if isinstance(x, Tracer) else []
+    while todo:
+        t = todo.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        names, more = t._trace.sources_of(t)
+        out.extend(n for n in names if n not in out)
+        todo.extend(more)
+    return out
+
+
+def argument_note(x) -> str:
+    """' because it depends on the value of the argument `a` of jit(f)', or ''."""
+    src = argument_sources(x)
+    if not src:
+        return ""
+    return (" because it depends on the value of the argument" + ("s " if len(src) > 1 else " ")
+            + ", ".join(src))
+
+
+CONCRETIZATION_HINT = ("Use ember.cond / ember.lax.while_loop for value-dependent control flow "
+                       "(ember.numpy.where for elementwise choices), or mark the argument static "
+                       "with static_argnums / static_argnames.")
 
 
 def check_foreign(trace: Trace, x: "Tracer", prim=None):
@@ -465,15 +526,18 @@ class Tracer(ArrayOps):
         """The concrete value behind this tracer, or None when it is abstract."""
         return None
 
+    def inner_values(self) -> tuple:
+        """The values this tracer wraps (a parent trace's values), for provenance."""
+        return ()
+
     def _concretize(self, what: str):
         v = self.concrete_value()
         if v is not None:
             return v
         raise ConcretizationError(
-            f"{what} of an abstract value {self.aval} under {type(self._trace).__name__}: "
-            f"the value is not known while tracing. Use ember.cond / ember.numpy.where for "
-            f"value-dependent branches under jit, or mark the argument static with "
-            f"static_argnums.{_where()}")
+            f"{what} of an abstract value {self.aval.str_user()} under {self._trace.describe()}: "
+            f"the value is not known while tracing{argument_note(self)}. "
+            f"{CONCRETIZATION_HINT}{_where()}")
 
     def __bool__(self):
         return bool(self._concretize("bool()"))

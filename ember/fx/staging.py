@@ -42,6 +42,10 @@ class StagingTrace(Trace):
         self.constvars: list[Var] = []
         self.consts: list = []
         self._const_ids: dict[int, Var] = {}
+        # the user's names for the inputs (e.g. "params['w']") and the function
+        # ("jit(f)"), set by jit/make_graph so errors can say where a value came from
+        self.arg_names: list[str] | None = None
+        self.fun_desc = ""
 
     def new_arg(self, aval: AbstractArray) -> StagingTracer:
         v = Var(aval)
@@ -92,6 +96,26 @@ class StagingTrace(Trace):
         self.equations.append(Equation(prim, atoms, [v], params, user_source()))
         return StagingTracer(self, v)
 
+    def describe(self) -> str:
+        return self.fun_desc or "a staged trace (jit / make_graph / a control-flow body)"
+
+    def sources_of(self, tracer):
+        """Walk the equations staged so far backwards from `tracer` (one pass over
+        the list, no recursion): named inputs it reaches, and captured outer
+        tracers (consts) whose own traces continue the walk."""
+        if tracer._trace is not self:
+            return super().sources_of(tracer)
+        needed = {tracer.var}
+        for eqn in reversed(self.equations):
+            if any(v in needed for v in eqn.outputs):
+                needed.update(a for a in eqn.inputs if isinstance(a, Var))
+        names = []
+        if self.arg_names is not None:
+            names = [f"`{n}` of {self.fun_desc}" for v, n in zip(self.inputs, self.arg_names)
+                     if v in needed]
+        outer = [c for v, c in zip(self.constvars, self.consts) if v in needed and isinstance(c, Tracer)]
+        return names, outer
+
     def finish(self, outs) -> ClosedGraph:
         """Build the closed graph whose outputs are `outs` (tracers or constants)."""
         out_atoms = [self.to_atom(x) for x in outs]
@@ -99,9 +123,15 @@ class StagingTrace(Trace):
         return ClosedGraph(g, self.consts)
 
 
-def trace_flat(fun, in_avals, parent: Trace | None = None) -> ClosedGraph:
-    """Stage `fun(*tracers) -> list` over abstract inputs into a ClosedGraph."""
+def trace_flat(fun, in_avals, parent: Trace | None = None, arg_names=None,
+               fun_desc: str = "") -> ClosedGraph:
+    """Stage `fun(*tracers) -> list` over abstract inputs into a ClosedGraph.
+
+    `arg_names` (one per input) and `fun_desc` let errors name the argument a
+    traced value came from.
+    """
     trace = StagingTrace(parent)
+    trace.arg_names, trace.fun_desc = arg_names, fun_desc
     with new_trace(trace):
         args = [trace.new_arg(a) for a in in_avals]
         outs = fun(*args)
@@ -153,18 +183,23 @@ def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
         n = len(args)
         nums = tuple(i % n if n else i for i in static_argnums)
         static, dynamic = _split_static(args, nums)
+        from ..transforms.util import argument_names, as_ember_args, flatten_outputs
+        desc = f"make_graph({getattr(fun, '__name__', 'fun')})"
         leaves, in_tree = tree_flatten((dynamic, kwargs))
-        in_avals = [get_aval(x) for x in leaves]
+        dyn_nums = [i for i in range(n) if i not in static]
+        in_avals = as_ember_args(desc, fun, leaves, in_tree, dyn_nums, with_kwargs=True,
+                                 convert=get_aval)
         out_tree_box = []
 
         def flat_fun(*tracers):
             dyn, kw = tree_unflatten(in_tree, tracers)
             out = fun(*_merge_static(static, dyn, n), **kw)
-            out_leaves, out_tree = tree_flatten(out)
+            out_leaves, out_tree = flatten_outputs(desc, fun, out)
             out_tree_box.append(out_tree)
             return out_leaves
 
-        closed = trace_flat(flat_fun, in_avals)
+        names = argument_names(fun, in_tree, dyn_nums, with_kwargs=True)
+        closed = trace_flat(flat_fun, in_avals, arg_names=names, fun_desc=desc)
         closed.in_tree = in_tree
         closed.out_tree = out_tree_box[0]
         if return_shape:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..fx.core import ConcretizationError, get_aval
+from ..fx.core import ConcretizationError, argument_note, get_aval
 from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args, promote_dtypes
 from ._util import (INDEX_DTYPE, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
                     const, no_numpy_feature, user_source)
@@ -137,8 +137,8 @@ def _eager_values(x, op):
     if v is None:
         src = user_source()
         raise ConcretizationError(
-            f"{op}: the output shape depends on the values of the traced array {get_aval(x)}, "
-            f"so it cannot run under jit/vmap/make_graph. Pass size=N (and fill_value=) for a "
+            f"{op}: the output shape depends on the values of the traced array {get_aval(x)}"
+            f"{argument_note(x)}, so it cannot run under jit/vmap/make_graph. Pass size=N (and fill_value=) for a "
             f"fixed-size result, or use ember.numpy.where(condition, x, y)."
             + (f"\n  at {src}" if src else ""))
     return np.asarray(v)

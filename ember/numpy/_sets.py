@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..fx.core import ConcretizationError, get_aval, user_source
+from ..fx.core import ConcretizationError, argument_note, get_aval, user_source
 from ._core import asarray, ensure_array
 from ._util import INDEX_DTYPE, canonicalize_axis, concrete_or_none, const
 
@@ -50,7 +50,7 @@ def _host(x, op):
         raise ConcretizationError(
             f"{op}: the number of unique values depends on the data, so {op} needs concrete "
             f"values and cannot run on the traced array {get_aval(x)} under jit/vmap/"
-            f"make_graph. Call it outside the transform, or use unique(x, size=k, "
+            f"make_graph{argument_note(x)}. Call it outside the transform, or use unique(x, size=k, "
             f"fill_value=...) for a fixed-size result." + (f"\n  at {src}" if src else ""))
     d = get_aval(x).dtype
     v = np.asarray(v)

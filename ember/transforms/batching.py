@@ -14,7 +14,7 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import bdim_to_front, moveaxis
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember
+from .util import as_ember, as_ember_args, bad_output_error, is_value, leaf_names
 
 
 class BatchTracer(Tracer):
@@ -24,6 +24,9 @@ class BatchTracer(Tracer):
         self._trace = trace
         self.val = val
         self.bdim = bdim
+
+    def inner_values(self):
+        return (self.val,)
 
     @property
     def aval(self):
@@ -156,8 +159,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         ax = in_axes if not isinstance(in_axes, tuple) else tuple(in_axes)
         axes = _flatten_axes("in_axes", args, ax, tree)
         vals, dims, sizes = [], [], []
-        for i, (x, a) in enumerate(zip(leaves, axes)):
-            x = as_ember(x)
+        for i, (x, a) in enumerate(zip(as_ember_args("vmap", fun, leaves, tree), axes)):
             vals.append(x)
             if a is None:
                 dims.append(None)
@@ -170,7 +172,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
             dims.append(a)
             sizes.append((get_aval(x).shape[a], i))
         k_leaves, k_tree = tree_flatten(kwargs)
-        kvals = [as_ember(x) for x in k_leaves]
+        kvals = as_ember_args("vmap", fun, k_leaves, tree_flatten(((), kwargs))[1], with_kwargs=True)
         for x in kvals:  # keyword arguments are batched along axis 0, as in JAX
             if get_aval(x).ndim == 0:
                 raise ValueError("vmap: keyword arguments are mapped over axis 0 and must not be scalars")
@@ -199,7 +201,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         o_tree, _ = box[0]
         oaxes = _flatten_axes("out_axes", tree_unflatten(o_tree, outs), out_axes, o_tree)
         res = []
-        for o, d, a in zip(outs, odims, oaxes):
+        for i, (o, d, a) in enumerate(zip(outs, odims, oaxes)):
+            if a is not None and not is_value(o):
+                # (an unmapped output, out_axes=None, may be any Python value)
+                raise bad_output_error("vmap", fun, leaf_names(o_tree, "output")[i], o)
             if a is None:
                 if d is not None:
                     raise ValueError("vmap has mapped output but out_axes is None")

@@ -29,7 +29,7 @@ from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import as_ember
+from .util import as_ember_args, flatten_outputs
 
 remat_p = Primitive("remat", multiple_results=True)
 name_p = Primitive("checkpoint_name")
@@ -188,13 +188,14 @@ def checkpoint(fun, *, policy=None, static_argnums=()):
         static = {i: args[i] for i in static_argnums}
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, tree = tree_flatten(tuple(dyn))
-        leaves = [as_ember(x) for x in leaves]
+        leaves = as_ember_args("checkpoint", fun, leaves, tree,
+                               [i for i in range(len(args)) if i not in static])
         box = []
 
         def flat(*xs):
             it = iter(tree_unflatten(tree, list(xs)))
             full = [static[i] if i in static else next(it) for i in range(len(args))]
-            o, t = tree_flatten(fun(*full))
+            o, t = flatten_outputs("checkpoint", fun, fun(*full))
             box.append(t)
             return o
 
@@ -219,10 +220,10 @@ def saved_residuals(fun, *args):
     """
     from .linearize import linearize_flat
     leaves, tree = tree_flatten(tuple(args))
-    leaves = [as_ember(x) for x in leaves]
+    leaves = as_ember_args("saved_residuals", fun, leaves, tree)
 
     def flat(*xs):
-        return tree_flatten(fun(*tree_unflatten(tree, list(xs))))[0]
+        return flatten_outputs("saved_residuals", fun, fun(*tree_unflatten(tree, list(xs))))[0]
 
     _, lin, _ = linearize_flat(flat, leaves)
     from ..fx.passes import dce

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 
+from .. import dtypes as _dt
 from ..fx.core import Primitive, Zero, get_aval, tangent_aval
 from ..fx.interpreter import run_graph_numpy
 from ..fx.ir import eval_graph
@@ -28,7 +29,8 @@ from ..fx.prims.rules import bdim_to_front, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph, vmap
-from .util import as_ember
+from .util import (argument_names, as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch,
+                   fun_location, mismatch_message)
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
@@ -54,12 +56,12 @@ def _merge(nondiff, diff, n):
     return [nondiff[i] if i in nondiff else next(it) for i in range(n)]
 
 
-def _trace_call(fun, leaves, tree):
+def _trace_call(fun, leaves, tree, api, user_fun):
     box = []
 
     def flat(*xs):
         out = fun(*tree_unflatten(tree, list(xs)))
-        o, t = tree_flatten(out)
+        o, t = flatten_outputs(api, user_fun, out)
         box.append(t)
         return o
 
@@ -68,14 +70,14 @@ def _trace_call(fun, leaves, tree):
     return g, consts, box[0]
 
 
-def _prepare_call(fun, args, nondiff_argnums):
+def _prepare_call(fun, args, nondiff_argnums, api):
     """Split off the non-differentiable arguments, flatten the rest and stage the
     function over them: (nondiff, diff, leaves, in_tree, graph, consts, out_tree)."""
     n = len(args)
     nondiff, diff = _split_nondiff(args, nondiff_argnums)
     leaves, tree = tree_flatten(tuple(diff))
-    leaves = [as_ember(x) for x in leaves]
-    g, consts, out_tree = _trace_call(lambda *d: fun(*_merge(nondiff, d, n)), leaves, tree)
+    leaves = as_ember_args(api, fun, leaves, tree, [i for i in range(n) if i not in nondiff])
+    g, consts, out_tree = _trace_call(lambda *d: fun(*_merge(nondiff, d, n)), leaves, tree, api, fun)
     return nondiff, diff, leaves, tree, g, consts, out_tree
 
 
@@ -122,7 +124,8 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(f"custom_jvp function {self.__name__} has no JVP rule; "
                                  f"define one with @{self.__name__}.defjvp")
-        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(
+            self.fun, args, self.nondiff_argnums, "custom_jvp")
         user_jvp = self.jvp
 
         def jvp_flat(primals, tangents):
@@ -214,17 +217,29 @@ class custom_vjp:
             raise AttributeError(f"custom_vjp function {self.__name__} has no rule; define one "
                                  f"with {self.__name__}.defvjp(fwd, bwd)")
         n = len(args)
-        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(self.fun, args, self.nondiff_argnums)
+        nondiff, diff, leaves, tree, g, consts, out_tree = _prepare_call(
+            self.fun, args, self.nondiff_argnums, "custom_vjp")
         user_fwd, user_bwd, name = self.fwd, self.bwd, self.__name__
         nd_vals = [nondiff[i] for i in sorted(nondiff)]
         in_avals = [get_aval(x) for x in leaves]
 
+        n_diff = len(diff)
+        arg_names = argument_names(self.fun, tree, [i for i in range(n) if i not in nondiff])
+        out_avals = list(g.out_avals)
+
         def fwd_flat(primals):
-            out, res = user_fwd(*_merge(nondiff, tree_unflatten(tree, list(primals)), n))
+            got = user_fwd(*_merge(nondiff, tree_unflatten(tree, list(primals)), n))
+            if not (isinstance(got, tuple) and len(got) == 2):
+                raise TypeError(f"custom_vjp {name}: fwd = {fun_location(user_fwd)} must return a "
+                                f"pair (output, residuals), got {describe_value(got)}{at_user()}")
+            out, res = got
             o, ot = tree_flatten(out)
-            if ot != out_tree:
-                raise TypeError(f"custom_vjp fwd of {name} must return (output, residuals) with the "
-                                f"output structured like the function's ({out_tree}), got {ot}")
+            bad = first_type_mismatch(out_tree, out_avals, ot, [get_aval(as_ember(x)) for x in o],
+                                      "output")
+            if bad is not None:
+                raise TypeError(mismatch_message(
+                    f"custom_vjp {name}: fwd's output must match the function's output",
+                    (name, f"fwd = {fun_location(user_fwd)}"), bad) + at_user())
             r, rt = tree_flatten(res)
             return o, [as_ember(x) for x in r], rt
 
@@ -232,43 +247,79 @@ class custom_vjp:
             r = tree_unflatten(res_tree, list(res))
             ct = tree_unflatten(out_tree, list(cts))
             got = user_bwd(*nd_vals, r, ct)
-            if not isinstance(got, tuple):
-                raise TypeError(f"custom_vjp bwd of {name} must return a tuple with one cotangent "
-                                f"per differentiable argument, got {type(got).__name__}")
-            if len(got) != len(diff):
-                raise TypeError(f"custom_vjp bwd of {name} returned {len(got)} cotangents for "
-                                f"{len(diff)} differentiable arguments")
-            flat = []
-            for arg, c in zip(diff, got):
-                a_leaves, a_tree = tree_flatten(arg)
-                if c is None:
-                    flat.extend(Zero(tangent_aval(get_aval(as_ember(x)))) for x in a_leaves)
-                    continue
-                c_leaves, c_tree = tree_flatten(c)
-                if c_tree != a_tree:
-                    raise TypeError(f"custom_vjp bwd of {name}: cotangent structure {c_tree} does not "
-                                    f"match the argument's {a_tree}")
-                flat.extend(c_leaves)
-            return [c if type(c) is Zero else as_ember(c, a.dtype) for c, a in zip(flat, in_avals)]
+            return _check_bwd_output(got, diff, in_avals, arg_names, n_diff, name, user_bwd)
 
         outs = custom_vjp_call_p.bind(*consts, *leaves, call=g, fwd=fwd_flat, bwd=bwd_flat,
-                                      num_consts=len(consts))
+                                      num_consts=len(consts), name=fun_location(self.fun))
         return tree_unflatten(out_tree, outs)
 
 
-def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts):
+def _check_bwd_output(got, diff, in_avals, arg_names, n_diff, name, user_bwd):
+    """The cotangents a user's `bwd` returned, flat and checked against the primal
+    inputs (as JAX does): a tuple with one entry per differentiable argument, each
+    with that argument's structure, shapes and dtypes; None (for a whole argument
+    or a leaf) means zero; integer inputs take None/float0 (any value is ignored).
+    A wrong cotangent would otherwise flow on as a silently wrong gradient."""
+    where = f"bwd = {fun_location(user_bwd)}"
+    if not isinstance(got, tuple) or len(got) != n_diff:
+        what = (f"a tuple of length {len(got)}" if isinstance(got, tuple) else describe_value(got))
+        hint = " (for one argument, return a 1-tuple: `return (ct_x,)`)" if n_diff == 1 else ""
+        top = list(dict.fromkeys(nm.split("[")[0] for nm in arg_names))
+        raise TypeError(f"custom_vjp {name}: {where} must return a tuple with one cotangent per "
+                        f"differentiable argument, but returned {what} for {n_diff} "
+                        f"differentiable argument{'s' if n_diff != 1 else ''} "
+                        f"({', '.join(top)}){hint}{at_user()}")
+    flat, k = [], 0
+    for arg, c in zip(diff, got):
+        none_leaf = lambda x: x is None  # noqa: E731 - a None leaf is a zero cotangent
+        a_tree = tree_flatten(arg)[1]
+        if c is None:
+            c_leaves, c_tree = [None] * a_tree.num_leaves, a_tree
+        else:
+            c_leaves, c_tree = tree_flatten(c, is_leaf=none_leaf)
+            if c_tree != a_tree:  # the argument itself may hold None nodes
+                c_leaves, c_tree = tree_flatten(c)
+        if c_tree != a_tree:
+            first = arg_names[k].split("[")[0] if arg_names[k:] else "the argument"
+            raise TypeError(f"custom_vjp {name}: {where} returned a cotangent for `{first}` with "
+                            f"structure {c_tree}, but the argument has structure {a_tree}"
+                            f"{at_user()}")
+        for cl in c_leaves:
+            a, nm = in_avals[k], arg_names[k]
+            k += 1
+            if cl is None or not _dt.is_inexact(a.dtype):
+                flat.append(Zero(tangent_aval(a)))
+                continue
+            try:
+                ca = get_aval(cl)
+            except TypeError:
+                raise TypeError(f"custom_vjp {name}: {where} returned {describe_value(cl)} as the "
+                                f"cotangent of `{nm}`; expected an array {a.str_user()}"
+                                f"{at_user()}") from None
+            if ca.shape != a.shape or (ca.dtype != a.dtype and not ca.weak_type):
+                raise TypeError(f"custom_vjp {name}: {where} returned a cotangent "
+                                f"{ca.str_user()} for `{nm}`, which is {a.str_user()}: each "
+                                f"cotangent must have the shape and dtype of its argument"
+                                f"{at_user()}")
+            flat.append(as_ember(cl, a.dtype))
+    return flat
+
+
+def _custom_vjp_jvp(primals, tangents, *, call, fwd, bwd, num_consts, name):
+    # As in JAX: the tangent map is `custom_lin`, which only reverse mode can use
+    # (it is transposed into a call of bwd); evaluating it forward is the error below.
     ps = primals[num_consts:]
     if any(type(t) is not Zero for t in tangents[:num_consts]):
-        raise TypeError("custom_vjp functions cannot close over values that are being "
-                        "differentiated; pass them as explicit arguments")
+        raise TypeError(f"custom_vjp function {name} closes over a value that is being "
+                        f"differentiated; pass it as an explicit argument{at_user()}")
     out, res, res_tree = fwd(list(ps))
     t_in = [instantiate(t) for t in tangents[num_consts:]]
     t_out = custom_lin_p.bind(*res, *t_in, num_res=len(res), bwd=bwd, res_tree=res_tree,
-                              out_avals=tuple(tangent_aval(get_aval(o)) for o in out))
+                              out_avals=tuple(tangent_aval(get_aval(o)) for o in out), name=name)
     return out, t_out
 
 
-def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts):
+def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts, name):
     vals = [bdim_to_front(x, d, axis_size) for x, d in zip(args, dims)]
     n_out = len(call.out_avals)
     bg, _ = batch_graph(call, axis_size, [True] * len(vals), [True] * n_out)
@@ -289,7 +340,7 @@ def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts):
         return vmap(one)(list(res), [instantiate(c) for c in cts])
 
     outs = custom_vjp_call_p.bind(*extra, *vals, call=bg, fwd=bfwd, bwd=bbwd,
-                                  num_consts=len(extra) + num_consts)
+                                  num_consts=len(extra) + num_consts, name=name)
     return outs, [0] * n_out
 
 
@@ -300,16 +351,34 @@ custom_vjp_call_p.batch = _custom_vjp_batch
 custom_vjp_call_p.not_applicable.add("transpose")
 
 
-def _lin_abstract(*avals, num_res, bwd, res_tree, out_avals):
+def _lin_abstract(*avals, num_res, bwd, res_tree, out_avals, name):
     return list(out_avals)
 
 
-def _lin_impl(*vals, num_res, bwd, res_tree, out_avals):
-    raise TypeError("forward-mode differentiation (jvp/jacfwd) of a custom_vjp function is not "
-                    "supported: it only defines a VJP. Use jacrev/grad, or define a custom_jvp.")
+def forward_mode_error(name) -> TypeError:
+    """JAX's error for jvp of a custom_vjp function, naming the function and the way out."""
+    return TypeError(f"can't apply forward-mode autodiff (jvp) to a custom_vjp function: {name} "
+                     f"defines only a reverse-mode rule, so jvp/jacfwd/linearize's f_jvp cannot "
+                     f"use it. Use grad / jacrev (for second derivatives jacrev(jacrev(f)); "
+                     f"hessian = jacfwd(jacrev(f)) works only while fwd does not call the "
+                     f"custom_vjp function itself), or give the function a forward rule with "
+                     f"ember.custom_jvp.{at_user()}")
 
 
-def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals):
+def _lin_forward(*args, name, **_):
+    # Every way of evaluating custom_lin other than transposing it is forward mode.
+    raise forward_mode_error(name)
+
+
+def _lin_batch(axis_size, args, dims, *, name, **_):
+    raise forward_mode_error(name)
+
+
+def _lin_jvp(primals, tangents, *, name, **_):
+    raise forward_mode_error(name)
+
+
+def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals, name):
     res = args[:num_res]
     cts = [instantiate(c) for c in cts]
     got = bwd(res_tree, list(res), cts)
@@ -317,6 +386,7 @@ def _lin_transpose(cts, *args, num_res, bwd, res_tree, out_avals):
 
 
 custom_lin_p.abstract_eval = _lin_abstract
-custom_lin_p.impl = _lin_impl
+custom_lin_p.impl = _lin_forward
 custom_lin_p.transpose = _lin_transpose
-custom_lin_p.not_applicable.update({"jvp", "batch"})
+custom_lin_p.batch = _lin_batch
+custom_lin_p.jvp = _lin_jvp

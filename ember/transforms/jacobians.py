@@ -15,7 +15,8 @@ from ..fx.core import get_aval
 from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
-from .util import as_ember, normalize_argnums
+from .util import (argument_names, as_ember, as_ember_args, aux_pair, flatten_outputs, check_diff_input, check_diff_output, leaf_names,
+                   normalize_argnums)
 from .vjp import vjp
 
 
@@ -56,13 +57,16 @@ def _out_in_blocks(col, sizes, in_leaves, out_aval):
     return blocks
 
 
-def _prepare(fun, args, argnums, has_aux):
+def _prepare(fun, args, argnums, has_aux, api):
     """Flatten the differentiated arguments; return (leaves, in_tree, f_flat, box)
     where f_flat(*leaves) -> output leaves and records [out_tree, aux] in box."""
     single, nums = normalize_argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)
     leaves, in_tree = tree_flatten(diff[0] if single else diff)
-    leaves = [as_ember(x) for x in leaves]
+    leaves = as_ember_args(api, fun, leaves, tree_flatten(diff)[1], nums)
+    names = argument_names(fun, tree_flatten(diff)[1], nums)
+    for x, nm in zip(leaves, names):
+        check_diff_input(api, get_aval(x), nm)
     box = {}
 
     def f_flat(*xs):
@@ -72,8 +76,8 @@ def _prepare(fun, args, argnums, has_aux):
             new[i] = v
         out = fun(*new)
         if has_aux:
-            out, box["aux"] = out
-        o, box["out_tree"] = tree_flatten(out)
+            out, box["aux"] = aux_pair(api, fun, out)
+        o, box["out_tree"] = flatten_outputs(api, fun, out)
         return o
 
     return leaves, in_tree, f_flat, box
@@ -85,14 +89,21 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
     Output structure: for each output leaf, the input structure, each block of
     shape out_shape + in_shape.
 
+    An integer or boolean output has a float0 Jacobian block (as in JAX); the
+    inputs must be floating-point.
+
     Example:
         >>> import ember.numpy as enp
         >>> jacfwd(enp.sin)(0.0).tolist()
         1.0
     """
+    return _jacfwd(fun, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(fun, argnums, has_aux, api):
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux)
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api)
         basis, sizes = _std_basis(leaves)
 
         def with_aux(*xs):
@@ -115,15 +126,25 @@ def jacfwd(fun, argnums=0, has_aux: bool = False):
 def jacrev(fun, argnums=0, has_aux: bool = False):
     """Jacobian by reverse mode (vmap of vjp over a standard basis of the outputs).
 
+    Every output must be floating-point: an integer or boolean output has no
+    cotangent to seed (TypeError, as in JAX; use `vjp` directly).
+
     Example:
         >>> import ember.numpy as enp
         >>> jacrev(lambda x: x * 3.0)(enp.ones(2)).tolist()
         [[3.0, 0.0], [0.0, 3.0]]
     """
+    return _jacrev(fun, argnums, has_aux, "jacrev")
+
+
+def _jacrev(fun, argnums, has_aux, api):
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux)
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api)
         out_leaves, f_vjp, aux = vjp(lambda *xs: (f_flat(*xs), box.get("aux")), *leaves, has_aux=True)
+        out_names = leaf_names(box["out_tree"], "output")
+        for o, nm in zip(out_leaves, out_names):
+            check_diff_output(api, get_aval(o), "the output" if nm == "output" else nm)
         basis, sizes = _std_basis(out_leaves)
         rows = vmap(lambda *cts: f_vjp(list(cts)))(*basis)  # per input leaf: (N_out, *in_shape)
         from ..fx.prims.shape import reshape
@@ -140,11 +161,12 @@ def jacrev(fun, argnums=0, has_aux: bool = False):
 
 
 def hessian(fun, argnums=0, has_aux: bool = False):
-    """Hessian as jacfwd(jacrev(fun)) (forward-over-reverse).
+    """Hessian as jacfwd(jacrev(fun)) (forward-over-reverse).  Like `grad`, it
+    refuses integer or boolean outputs.
 
     Example:
         >>> import ember.numpy as enp
         >>> hessian(lambda x: enp.sum(x ** 3))(enp.asarray([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    return _jacfwd(_jacrev(fun, argnums, has_aux, "hessian"), argnums, has_aux, "hessian")

@@ -30,6 +30,7 @@ from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
+from .util import argument_names, as_ember_args, flatten_outputs, static_key
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
 _EVAL = eval_trace()
@@ -147,6 +148,11 @@ def _to_operand(x):
     return y, get_aval(y)
 
 
+def _show_static(static):
+    # with types: the log must explain why 2 and 2.0 compiled twice
+    return "(" + ", ".join(f"{k}={v!r}:{type(v).__name__}" for k, v in static) + ")"
+
+
 class _Entry:
     __slots__ = ("graph", "consts", "out_tree", "cacheable", "const_buffers", "out_avals")
 
@@ -177,6 +183,23 @@ class JitFunction:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+    def _operands(self, leaves, in_tree, n, nums):
+        ops, avals = [], []
+        try:
+            for x in leaves:
+                o, a = _to_operand(x)
+                ops.append(o)
+                avals.append(a)
+        except TypeError:
+            # name the offending argument (as_ember_args raises at it)
+            as_ember_args(self._desc(), self.fun, leaves, in_tree,
+                          [i for i in range(n) if i not in nums], with_kwargs=True)
+            raise
+        return ops, avals
+
+    def _desc(self) -> str:
+        return f"jit({getattr(self.fun, '__name__', 'fun')})"
 
     def _cache_size(self) -> int:
         return len(self._cache)
@@ -216,6 +239,11 @@ class JitFunction:
                 dyn_kwargs[k] = v
         return tuple(static), dyn_args, dyn_kwargs, nums
 
+    @staticmethod
+    def _static_cache_key(static):
+        # (type, value) per static, as JAX does: f(x, 2) and f(x, 2.0) are different programs
+        return tuple((k, static_key(v)) for k, v in static)
+
     def __call__(self, *args, **kwargs):
         if self._fast and not kwargs and current_trace() is _EVAL:
             # Fastest path: a repeated call with CPU Arrays as its only (positional)
@@ -245,12 +273,8 @@ class JitFunction:
                                                            for b, a in zip(outs, entry.out_avals)])
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        ops, avals = [], []
-        for x in leaves:
-            o, a = _to_operand(x)
-            ops.append(o)
-            avals.append(a)
-        key = (in_tree, tuple(avals), static, self.backend)
+        ops, avals = self._operands(leaves, in_tree, len(args), nums)
+        key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, static, nums, in_tree, avals)
@@ -287,11 +311,13 @@ class JitFunction:
                 if k in statics:
                     kw[k] = statics[k]
             out = self.fun(*full, **kw)
-            o_leaves, o_tree = tree_flatten(out)
+            o_leaves, o_tree = flatten_outputs(self._desc(), self.fun, out)
             box.append(o_tree)
             return o_leaves
 
-        closed = trace_flat(flat, avals)
+        names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
+                               with_kwargs=True)
+        closed = trace_flat(flat, avals, arg_names=names, fun_desc=self._desc())
         closed = optimize(closed)
         g, consts = consts_to_inputs(closed)
         e = _Entry()
@@ -312,7 +338,7 @@ class JitFunction:
         if prev is None:
             reason = "first call"
         else:
-            p_tree, p_avals, p_static, _ = prev
+            (p_tree, p_avals, p_skey, _), p_static = prev
             diffs = []
             if p_tree != in_tree:
                 diffs.append(f"argument structure changed: {p_tree} -> {in_tree}")
@@ -321,10 +347,11 @@ class JitFunction:
                     if a != b:
                         diffs.append(f"argument leaf {i}: {a.str_short()}{' weak' if a.weak_type else ''}"
                                      f" -> {b.str_short()}{' weak' if b.weak_type else ''}")
-            if p_static != static:
-                diffs.append(f"static arguments changed: {p_static} -> {static}")
+            if p_skey != key[2]:
+                diffs.append(f"static arguments changed: {_show_static(p_static)} -> "
+                             f"{_show_static(static)}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
-        self._last_keys[name] = key
+        self._last_keys[name] = (key, static)
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
               file=sys.stderr)
 
@@ -332,16 +359,17 @@ class JitFunction:
         """The optimised graph that a call with these arguments runs."""
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        avals = [_to_operand(x)[1] for x in leaves]
+        avals = self._operands(leaves, in_tree, len(args), nums)[1]
         return self._trace(args, static, nums, in_tree, avals).graph
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
     """Compile `fun`: traced once per input signature (pytree structure, shapes,
-    dtypes, weak types, static arguments by value), then run as one program.
+    dtypes, weak types, static arguments by type and value), then run as one program.
 
     `static_argnums` / `static_argnames` are passed to `fun` as Python values
-    (they must be hashable; a new value recompiles).  `donate_argnums` is
+    (they must be hashable; a new value recompiles, and so does a value of a new
+    type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  `donate_argnums` is
     accepted for JAX compatibility; ember does not reuse donated buffers yet,
     so it has no effect.  `backend="reference"` runs the numpy interpreter
     instead of native code (for debugging).  Set EMBER_LOG_COMPILES=1 to see

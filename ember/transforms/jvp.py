@@ -14,7 +14,7 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember, check_same_structure, flat_with_aux, float0_zeros, split_aux
+from .util import as_ember, as_ember_args, check_same_structure, flat_with_aux, float0_zeros, split_aux
 
 
 class JVPTracer(Tracer):
@@ -32,6 +32,9 @@ class JVPTracer(Tracer):
     def concrete_value(self):
         p = self.primal
         return p.concrete_value() if isinstance(p, Tracer) else p
+
+    def inner_values(self):
+        return (self.primal,)
 
 
 class JVPTrace(Trace):
@@ -116,7 +119,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     p_leaves, p_tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     check_same_structure("jvp", p_tree, t_tree, "primals", "tangents")
-    p_leaves = [as_ember(x) for x in p_leaves]
+    p_leaves = as_ember_args("jvp", fun, p_leaves, p_tree)
     ts = []
     for p, t in zip(p_leaves, t_leaves):
         pa = get_aval(p)
@@ -124,7 +127,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
         if ta.shape != pa.shape:
             raise TypeError(f"jvp: tangent shape {ta.shape} does not match primal shape {pa.shape}")
         ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "jvp")
     outs, touts = jvp_flat(flat, p_leaves, ts)
     outs, aux = split_aux(store, outs)
     touts = [float0_zeros(t.aval) if type(t) is Zero and t.aval.dtype == float0_dtype()

@@ -18,7 +18,7 @@ from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .jvp import JVPTrace, JVPTracer
 from .partial_eval import PartialEvalTrace
-from .util import as_ember, flat_with_aux, split_aux
+from .util import as_ember, as_ember_args, flat_with_aux, split_aux
 
 
 class LinearizeTrace(JVPTrace):
@@ -63,8 +63,8 @@ def linearize(fun, *primals, has_aux: bool = False):
         2.0
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
-    p_leaves = [as_ember(x) for x in p_leaves]
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    p_leaves = as_ember_args("linearize", fun, p_leaves, p_tree)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "linearize")
     outs, lin, _ = linearize_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
     out_tree, n_out = store["out_tree"], store["n_out"]

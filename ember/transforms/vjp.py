@@ -17,7 +17,8 @@ from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
-from .util import as_ember, flat_with_aux, float0_zeros, normalize_argnums, split_aux
+from .util import (argument_names, as_ember, as_ember_args, check_diff_input, check_diff_output,
+                   flat_with_aux, float0_zeros, normalize_argnums, split_aux)
 
 
 def vjp_flat(fun, primals, nonzeros=None):
@@ -57,8 +58,8 @@ def vjp(fun, *primals, has_aux: bool = False):
         1.0
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
-    p_leaves = [as_ember(x) for x in p_leaves]
-    flat, store = flat_with_aux(fun, p_tree, has_aux)
+    p_leaves = as_ember_args("vjp", fun, p_leaves, p_tree)
+    flat, store = flat_with_aux(fun, p_tree, has_aux, "vjp")
     outs, f = vjp_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
     out_tree = store["out_tree"]
@@ -92,41 +93,38 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
         >>> g.tolist()
         [2.0, 4.0]
     """
+    return _value_and_grad(fun, argnums, has_aux, allow_int, "value_and_grad")
+
+
+def _value_and_grad(fun, argnums, has_aux, allow_int, api):
     @functools.wraps(fun, updated=())
     def wrapped(*args, **kwargs):
         single, nums = normalize_argnums(argnums, len(args))
         diff = [args[i] for i in nums]
         leaves, tree = tree_flatten(tuple(diff))
-        leaves = [as_ember(x) for x in leaves]
-        for x in leaves:
-            d = get_aval(x).dtype
-            if not _dt.is_inexact(d) and not allow_int:
-                raise TypeError(
-                    f"grad requires real- or complex-valued inputs (input dtype that is a "
-                    f"sub-dtype of floating), but got {d}. If you want to use integer-valued "
-                    f"inputs, pass allow_int=True (they get float0 zero gradients) or use "
-                    f"argnums to skip them." + (f"\n  at {user_source()}" if user_source() else ""))
+        leaves = as_ember_args(api, fun, leaves, tree, nums)
+        for x, nm in zip(leaves, argument_names(fun, tree, nums)):
+            check_diff_input(api, get_aval(x), nm, allow_int)
         def call(*diff_vals):
             new_args = list(args)
             for i, v in zip(nums, diff_vals):
                 new_args[i] = v
             return fun(*new_args, **kwargs)
 
-        flat, store = flat_with_aux(call, tree, has_aux)
+        flat, store = flat_with_aux(call, tree, has_aux, api, fun)
 
         def checked(*xs):
             res = flat(*xs)
             out_leaves = res[:store["n_out"]]
             if len(out_leaves) != 1:
-                raise TypeError(f"grad requires a scalar output, got a pytree with {len(out_leaves)} "
+                raise TypeError(f"{api} requires a scalar output, got a pytree with {len(out_leaves)} "
                                 f"leaves; use vjp or jacrev for non-scalar outputs")
             a = get_aval(out_leaves[0])
             if a.shape != ():
-                raise TypeError(f"grad requires a scalar (shape ()) output, got shape {a.shape}; "
+                raise TypeError(f"{api} requires a scalar (shape ()) output, got shape {a.shape}; "
                                 f"reduce it (e.g. .sum()) or use vjp/jacrev"
                                 + (f"\n  at {user_source()}" if user_source() else ""))
-            if not _dt.is_inexact(a.dtype):
-                raise TypeError(f"grad requires a real- or complex-valued output, got {a.dtype}")
+            check_diff_output(api, a, "the output")
             return res
 
         outs, f = vjp_flat(checked, leaves)
@@ -151,7 +149,7 @@ def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
         >>> float(grad(enp.tanh)(0.0))
         1.0
     """
-    vg = value_and_grad(fun, argnums=argnums, has_aux=has_aux, allow_int=allow_int)
+    vg = _value_and_grad(fun, argnums, has_aux, allow_int, "grad")
 
     @functools.wraps(fun, updated=())
     def wrapped(*args, **kwargs):

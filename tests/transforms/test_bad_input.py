@@ -31,7 +31,8 @@ def test_grad_non_scalar_output():
 
 
 def test_non_array_in_differentiated_position():
-    with pytest.raises(TypeError, match="not a valid argument to a transformed function"):
+    with pytest.raises(TypeError, match="grad: argument `x` of lambda .* is a str, which is not a "
+                                        "valid ember value"):
         ember.grad(lambda x: x)("not an array")
 
 

@@ -14,8 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import (Primitive, Zero, get_aval, is_undefined, tangent_aval,
-                        user_source)
+from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
 from ...fx.interpreter import run_graph_numpy
 from ...fx.ir import Graph, eval_graph
 from ...fx.prims import convert as _cv
@@ -27,15 +26,14 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember
-from .common import avals_equal, fmt_avals
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, first_type_mismatch, fun_location, mismatch_message
 
 cond_p = Primitive("cond", multiple_results=True)
 
 
 def _cond_abstract(index, *ops, branches):
     if index.shape != () or not (_dt.is_integer(index.dtype)):
-        raise TypeError(f"cond: the branch index must be an int32 scalar, got {index}")
+        raise TypeError(f"cond: the branch index must be an int32 scalar, got {index.str_user()}")
     return list(branches[0].out_avals)
 
 
@@ -220,8 +218,14 @@ def switch(index, branches, *operands):
     branches = list(branches)
     if not branches:
         raise ValueError("switch needs at least one branch")
+    return _switch(index, branches, operands, [f"branches[{i}]" for i in range(len(branches))],
+                   "switch")
+
+
+def _switch(index, branches, operands, names, what):
+    """switch/cond; `names` are the branches as the user wrote them (for errors)."""
     leaves, in_tree = tree_flatten(tuple(operands))
-    leaves = [as_ember(x) for x in leaves]
+    leaves = as_ember_args(what, branches[0], leaves, in_tree, root="operands")
     avals = [get_aval(x) for x in leaves]
     closed, out_trees = [], []
     for br in branches:
@@ -229,27 +233,29 @@ def switch(index, branches, *operands):
 
         def flat(*xs, br=br, box=box):
             out = br(*tree_unflatten(in_tree, list(xs)))
-            o, t = tree_flatten(out)
+            o, t = flatten_outputs(what, br, out)
             box.append(t)
             return o
 
         closed.append(trace_flat(flat, avals))
         out_trees.append(box[0])
-    for i in range(1, len(closed)):
-        if out_trees[i] != out_trees[0] or not avals_equal(closed[i].out_avals, closed[0].out_avals):
-            raise TypeError(
-                f"cond/switch branches must return the same structure, shapes and dtypes; branch 0 "
-                f"returns {out_trees[0]} {fmt_avals(closed[0].out_avals)} but branch {i} returns "
-                f"{out_trees[i]} {fmt_avals(closed[i].out_avals)}"
-                + (f"\n  at {user_source()}" if user_source() else ""))
+    ref = len(closed) - 1 if what == "cond" else 0  # cond: true_fun first, as written
+    for i in range(len(closed)):
+        bad = first_type_mismatch(out_trees[ref], closed[ref].out_avals, out_trees[i],
+                                  closed[i].out_avals, "output")
+        if bad is not None:
+            raise TypeError(mismatch_message(
+                f"{what}: {names[ref]} and {names[i]} must return the same structure, shapes "
+                f"and dtypes", (f"{names[ref]} = {fun_location(branches[ref])}",
+                                f"{names[i]} = {fun_location(branches[i])}"), bad) + at_user())
     gs, cat = _unify_consts(closed)
     idx = as_ember(index)
     ia = get_aval(idx)
     if ia.shape != ():
-        raise TypeError(f"cond/switch index must be a scalar, got shape {ia.shape}")
-    if ia.dtype == _dt.bool_ or not _dt.is_integer(ia.dtype):
-        idx = _cv.convert_element_type(idx, _dt.int32)
-    elif ia.dtype != _dt.int32:
+        raise TypeError(f"{what}: the {'predicate' if what == 'cond' else 'index'} must be a "
+                        f"scalar, got {ia.str_user()}; use ember.numpy.where for elementwise "
+                        f"selection{at_user()}")
+    if ia.dtype != _dt.int32:
         idx = _cv.convert_element_type(idx, _dt.int32)
     outs = cond_p.bind(idx, *cat, *leaves, branches=tuple(gs))
     return tree_unflatten(out_trees[0], outs)
@@ -263,9 +269,5 @@ def cond(pred, true_fun, false_fun, *operands):
         >>> float(cond(False, lambda x: x * 2.0, lambda x: -x, 3.0))
         -3.0
     """
-    p = as_ember(pred)
-    a = get_aval(p)
-    if a.shape != ():
-        raise TypeError(f"cond predicate must be a scalar, got shape {a.shape}; use "
-                        f"ember.numpy.where for elementwise selection")
-    return switch(p, [false_fun, true_fun], *operands)
+    return _switch(as_ember(pred), [false_fun, true_fun], operands, ["false_fun", "true_fun"],
+                   "cond")

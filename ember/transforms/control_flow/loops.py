@@ -22,8 +22,8 @@ from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
 from ..batching import batch_graph
 from ..jvp import jvp_graph
-from ..util import as_ember
-from .common import avals_equal, fmt_avals, graph_with_extra_inputs
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
+from .common import graph_with_extra_inputs
 
 while_p = Primitive("while_loop", multiple_results=True)
 
@@ -147,20 +147,27 @@ def while_loop(cond_fun, body_fun, init_val):
         6.0
     """
     leaves, tree = tree_flatten(init_val)
-    leaves = [as_ember(v) for v in leaves]
+    leaves = as_ember_args("while_loop", body_fun, leaves, tree, root="init_val")
     avals = [get_aval(v).strip_weak() for v in leaves]
     box = []
 
     def cflat(*xs):
         p = cond_fun(tree_unflatten(tree, list(xs)))
-        pa = get_aval(p)
-        if pa.shape != () or pa.dtype != _dt.bool_:
-            raise TypeError(f"while_loop cond_fun must return a boolean scalar, got {pa}")
+        try:
+            pa = get_aval(p)
+        except TypeError:
+            pa = None
+        if pa is None or pa.shape != () or pa.dtype != _dt.bool_:
+            got = describe_value(p)
+            hint = ("; reduce it (e.g. enp.all / enp.any)" if pa is not None and pa.shape != ()
+                    else "")
+            raise TypeError(f"while_loop: cond_fun must return a boolean scalar (bool[]), but "
+                            f"{fun_location(cond_fun)} returned {got}{hint}{at_user()}")
         return [p]
 
     def bflat(*xs):
         out = body_fun(tree_unflatten(tree, list(xs)))
-        o, t = tree_flatten(out)
+        o, t = flatten_outputs("while_loop", body_fun, out)
         box.append(t)
         from ...fx.prims.convert import convert_element_type
         return [convert_element_type(v, a.dtype) if get_aval(v).weak_type and get_aval(v).dtype != a.dtype
@@ -168,10 +175,12 @@ def while_loop(cond_fun, body_fun, init_val):
 
     cg, cconsts = consts_to_inputs(trace_flat(cflat, avals))
     bg, bconsts = consts_to_inputs(trace_flat(bflat, avals))
-    if box[0] != tree or not avals_equal(bg.out_avals, avals):
-        raise TypeError(f"while_loop body must return a value of the same structure, shapes and "
-                        f"dtypes as init_val: {tree} {fmt_avals(avals)} vs {box[0]} "
-                        f"{fmt_avals(bg.out_avals)}" + (f"\n  at {user_source()}" if user_source() else ""))
+    bad = first_type_mismatch(tree, avals, box[0], bg.out_avals, "init_val")
+    if bad is not None:
+        raise TypeError(mismatch_message(
+            "while_loop: body_fun must return a value of the same structure, shapes and dtypes "
+            "as init_val", ("init_val", f"the value returned by {fun_location(body_fun)}"), bad)
+            + at_user())
     from ...fx.prims.convert import convert_element_type
     leaves = [convert_element_type(v, a.dtype) for v, a in zip(leaves, avals)]
     outs = while_p.bind(*cconsts, *bconsts, *leaves, cond_graph=cg, body_graph=bg,

@@ -25,8 +25,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember
-from .common import avals_equal, fmt_avals
+from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
 
 scan_p = Primitive("scan", multiple_results=True)
 
@@ -247,7 +246,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         (6.0, [1.0, 2.0])
     """
     x_leaves, x_tree = tree_flatten(xs)
-    x_leaves = [as_ember(v) for v in x_leaves]
+    x_leaves = as_ember_args("scan", f, x_leaves, x_tree, root="xs")
     lengths = {get_aval(v).shape[0] if get_aval(v).ndim else None for v in x_leaves}
     if None in lengths:
         raise ValueError("scan: every leaf of xs needs a leading axis to scan over")
@@ -260,7 +259,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         raise ValueError("scan needs xs or an explicit length")
     n = lengths.pop()
     c_leaves, c_tree = tree_flatten(init)
-    c_leaves = [as_ember(v) for v in c_leaves]
+    c_leaves = as_ember_args("scan", f, c_leaves, c_tree, root="init")
     c_avals = [get_aval(v).strip_weak() for v in c_leaves]
     x_avals = [_x_aval(get_aval(v)) for v in x_leaves]
     box = []
@@ -270,10 +269,11 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         xv = tree_unflatten(x_tree, list(vals[len(c_avals):]))
         out = f(carry, xv)
         if not (isinstance(out, tuple) and len(out) == 2):
-            raise TypeError("scan body must return a pair (new_carry, y)")
+            raise TypeError(f"scan: f must return a pair (new_carry, y), but {fun_location(f)} "
+                            f"returned {describe_value(out)}{at_user()}")
         new_c, y = out
-        nc_leaves, nc_tree = tree_flatten(new_c)
-        y_leaves, y_tree = tree_flatten(y)
+        nc_leaves, nc_tree = flatten_outputs("scan", f, new_c, "carry")
+        y_leaves, y_tree = flatten_outputs("scan", f, y, "y")
         box.append((nc_tree, y_tree))
         from ...fx.prims.convert import convert_element_type
         fixed = []
@@ -287,11 +287,11 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     closed = trace_flat(flat, c_avals + x_avals)
     nc_tree, y_tree = box[0]
     body_c = closed.out_avals[:len(c_avals)]
-    if nc_tree != c_tree or not avals_equal(body_c, c_avals):
-        raise TypeError(f"scan body must return a carry with the same structure, shapes and dtypes "
-                        f"as the initial carry: init is {c_tree} {fmt_avals(c_avals)} but the body "
-                        f"returned {nc_tree} {fmt_avals(body_c)}"
-                        + (f"\n  at {user_source()}" if user_source() else ""))
+    bad = first_type_mismatch(c_tree, c_avals, nc_tree, body_c, "carry")
+    if bad is not None:
+        raise TypeError(mismatch_message(
+            "scan: f must return a new carry of the same structure, shapes and dtypes as init",
+            ("init", f"the carry returned by {fun_location(f)}"), bad) + at_user())
     g, consts = consts_to_inputs(closed)
     from ...fx.prims.convert import convert_element_type
     c_leaves = [convert_element_type(v, a.dtype) for v, a in zip(c_leaves, c_avals)]
