@@ -57,7 +57,7 @@ from .. import dtypes as _dt
 from ..array import Array
 from ..fx.core import Tracer, get_aval
 
-__all__ = ["Module", "Parameter", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
+__all__ = ["Module", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -136,6 +136,87 @@ def unflatten_names(flat: dict) -> dict:
             raise ValueError(f"name {name!r} conflicts with nested entries under it")
         node[parts[-1]] = v
     return out
+
+
+# --- parameter views that remember their module ----------------------------------------
+
+class ParameterView(dict):
+    """What `Module.parameters()` returns: the nested dict of the module's parameters
+    (a pytree like any dict; transforms and `tree` functions give plain dicts back)
+    that also remembers the module it came from, so that
+    `optim.SGD(model.parameters(), lr=0.1)` and parameter groups built from
+    `model.layer.parameters()` update the module, as in PyTorch.
+
+    Example:
+        >>> from ember import nn, optim
+        >>> import ember.numpy as enp
+        >>> m = nn.Linear(2, 1)
+        >>> opt = optim.SGD(m.parameters(), lr=0.5)
+        >>> g = {"weight": enp.ones((1, 2)), "bias": enp.ones(1)}
+        >>> before = m.bias.tolist()[0]; _ = opt.step(g)
+        >>> m.bias.tolist()[0] == before - 0.5
+        True
+    """
+    __slots__ = ("_module", "_reader")
+
+    def __init__(self, module, reader):
+        super().__init__(reader())
+        self._module = module
+        self._reader = reader
+
+    def __reduce__(self):
+        # a copy or a pickle is plain data, not a handle on the module
+        return (dict, (dict(self),))
+
+    def module_source(self):
+        """(module, read) for optimisers: `read()` gives the current values as a plain
+        nested dict, and `module.load_parameters(tree)` writes them back.
+
+        Example:
+            >>> from ember import nn
+            >>> m = nn.Linear(2, 1)
+            >>> m.parameters().module_source()[0] is m
+            True
+        """
+        return self._module, self._reader
+
+
+def _flatten_view(view):
+    keys = sorted(view)  # a plain dict's pytree order, so leaves line up with dict(view)
+    return [view[k] for k in keys], tuple(keys)
+
+
+def _register_view():
+    from .. import tree
+    tree.register_pytree_node(ParameterView, _flatten_view, lambda keys, children: dict(zip(keys, children)))
+
+
+_register_view()
+
+
+class NamedParameters:
+    """What `Module.named_parameters()` returns: an iterator of (dotted name, array)
+    pairs in registration order that also remembers its module, so that
+    `optim.Adam(model.named_parameters(), lr=...)` updates the module.
+
+    Example:
+        >>> from ember import nn
+        >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
+        ['weight', 'bias']
+    """
+
+    def __init__(self, module, pairs, reader):
+        self._it = iter(pairs)
+        self._module = module
+        self._reader = reader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    module_source = ParameterView.module_source
 
 
 # --- RNG streams --------------------------------------------------------------------
@@ -524,7 +605,8 @@ class Module:
             >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
             ['weight', 'bias']
         """
-        yield from self._named_state("param", recurse, prefix)
+        return NamedParameters(self, self._named_state("param", recurse, prefix),
+                               lambda: self._param_tree(recurse))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True):
         """(dotted name, array) pairs of every buffer.
@@ -539,7 +621,8 @@ class Module:
     def parameters(self, recurse: bool = True) -> dict:
         """All parameters as a nested dict (a pytree), frozen ones included.  Use
         `named_parameters()` for dotted names, `trainable_parameters()` without the
-        frozen ones.
+        frozen ones.  The dict is a `ParameterView`: an optimiser given it updates
+        this module.
 
         Example:
             >>> from ember import nn
@@ -547,7 +630,11 @@ class Module:
             >>> sorted(p["0"])
             ['bias', 'weight']
         """
-        return unflatten_names(OrderedDict(self._named_state("param", recurse)))
+        return ParameterView(self, lambda: self._param_tree(recurse))
+
+    def _param_tree(self, recurse=True, trainable_only=False):
+        return unflatten_names(OrderedDict(self._named_state("param", recurse,
+                                                             trainable_only=trainable_only)))
 
     def trainable_parameters(self) -> dict:
         """The parameters that are not frozen, as a nested dict.
@@ -558,7 +645,7 @@ class Module:
             >>> sorted(m.trainable_parameters())
             ['weight']
         """
-        return unflatten_names(OrderedDict(self._named_state("param", True, trainable_only=True)))
+        return ParameterView(self, lambda: self._param_tree(True, trainable_only=True))
 
     def buffers(self, recurse: bool = True) -> dict:
         """All buffers as a nested dict (a pytree).

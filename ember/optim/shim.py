@@ -9,7 +9,11 @@ the next step without recompiling.
 What can be optimised:
 - a *module*: any object with `parameters()` returning a nested-dict pytree of
   arrays and `load_parameters(tree)` (or `_set_parameters(tree)`) writing one
-  back; `step` rebinds the module's (immutable) arrays in place;
+  back; `step` rebinds the module's (immutable) arrays in place.  A view of a
+  module's parameters works the same way: `model.parameters()`,
+  `model.layer.parameters()` (e.g. as a group's "params"),
+  `model.trainable_parameters()` and `model.named_parameters()` remember their
+  module, and `step` updates it;
 - a plain pytree of arrays: the optimiser keeps the current values in
   `opt.params` and `step` returns the new ones;
 - a list of parameter groups `[{"params": module_or_pytree, "lr": ...}, ...]`:
@@ -72,9 +76,39 @@ def _module_setter(module):
                     f"_set_parameters(tree); the optimiser needs one to write updated values back")
 
 
+def _module_source(src):
+    """(module, read) when `src` is a module or a view of a module's parameters
+    (`model.parameters()`, `model.layer.parameters()`, `model.named_parameters()`):
+    `read()` gives the current values as a plain nested dict and the module's
+    `load_parameters` writes new ones back.  None for a plain pytree."""
+    if callable(getattr(type(src), "module_source", None)):
+        module, read = src.module_source()
+        _module_setter(module)
+        return module, read
+    if _is_module(src):
+        _module_setter(src)
+        return src, lambda: dict(src.parameters())
+    return None
+
+
 def _is_group_list(obj) -> bool:
     return (isinstance(obj, (list, tuple)) and len(obj) > 0
             and all(isinstance(g, dict) and "params" in g for g in obj))
+
+
+def _reject_detached_names(cls, src):
+    """A list made from a module's parameter listing has lost the module: stepping it
+    would update a copy the module never sees, so say what to pass instead."""
+    if not isinstance(src, (list, tuple)) or not src:
+        return
+    if all(isinstance(x, str) for x in src):
+        raise TypeError(f"{cls}: got a list of names {list(src)[:3]}...: iterating "
+                        f"model.parameters() gives its keys; pass the module, or "
+                        f"model.parameters() itself, so that step() updates the module")
+    if all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in src):
+        raise TypeError(f"{cls}: got a list of (name, array) pairs: the list no longer knows its "
+                        f"module, so step() could not update it; pass the module, "
+                        f"model.parameters() or model.named_parameters() itself")
 
 
 class ParamGroup(dict):
@@ -139,7 +173,7 @@ class Optimizer:
             groups = list(params)
             self._grouped = True
         else:
-            if not _is_module(params) and not isinstance(params, (dict, list, tuple)) \
+            if _module_source(params) is None and not isinstance(params, (dict, list, tuple)) \
                     and hasattr(params, "__iter__") and not _ops.is_array(params):
                 params = list(params)
             groups = [{"params": params}]
@@ -196,16 +230,19 @@ class Optimizer:
         if "params" not in param_group:
             raise ValueError(f"{cls}: a parameter group needs a 'params' entry")
         src = param_group["params"]
-        module = src if _is_module(src) else None
+        source = _module_source(src)
+        module, read = source if source is not None else (None, None)
         if module is not None:
-            _module_setter(module)
-            if any(s["module"] is module for s in self._slots):
+            ptree = read()
+            ids = {id(v) for v in tree.leaves(ptree)}
+            if any(s["module"] is not None and ids & {id(v) for v in tree.leaves(s["read"]())}
+                   for s in self._slots):
                 raise ValueError(f"{cls}: some parameters appear in more than one parameter group")
-            ptree = module.parameters()
         else:
             if _ops.is_array(src):
                 raise TypeError(f"{cls}: params must be a pytree of arrays (e.g. a dict or a list), "
                                 f"not a single array; wrap it as [x]")
+            _reject_detached_names(cls, src)
             ptree = src
         ptree = self._check_params(ptree)
         group = ParamGroup(self)
@@ -218,7 +255,7 @@ class Optimizer:
                 group[k] = v
         tx = self._build(group)
         self.param_groups.append(group)
-        self._slots.append({"module": module, "tx": tx, "state": tx.init(ptree)})
+        self._slots.append({"module": module, "read": read, "tx": tx, "state": tx.init(ptree)})
         if len(self.param_groups) > 1:
             self._grouped = True
         self._compiled = None
@@ -256,7 +293,7 @@ class Optimizer:
     def params(self):
         """The current parameters: one pytree, or a list of the groups' pytrees when the
         optimizer was given parameter groups."""
-        trees = [s["module"].parameters() if s["module"] is not None else g["params"]
+        trees = [s["read"]() if s["module"] is not None else g["params"]
                  for g, s in zip(self.param_groups, self._slots)]
         return trees if self._grouped else trees[0]
 
