@@ -38,6 +38,8 @@ Example:
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -94,6 +96,29 @@ def _module_source(src):
 def _is_group_list(obj) -> bool:
     return (isinstance(obj, (list, tuple)) and len(obj) > 0
             and all(isinstance(g, dict) and "params" in g for g in obj))
+
+
+def _registration_order(ptree):
+    """perm with perm[j] = the pytree-leaf index of the j-th parameter in
+    registration order: dicts in insertion order (a module's parameters() is built
+    in registration order), lists and tuples by index, other nodes in pytree order.
+    PyTorch numbers optimiser state this way; pytree leaves sort dict keys."""
+    index = {path: i for i, (path, _) in enumerate(tree.leaves_with_path(ptree))}
+    perm = []
+    stack = [((), ptree)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) in (dict, OrderedDict, list, tuple):
+            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            stack.extend((path + (k,), v) for k, v in reversed(items))
+        elif path in index:
+            perm.append(index[path])
+        else:  # another container: its leaves in pytree order
+            perm.extend(index[path + sub] for sub, _ in tree.leaves_with_path(node))
+    if sorted(perm) != list(range(len(index))):
+        # a node type whose paths do not compose as above: fall back to pytree order
+        return list(range(len(index)))
+    return perm
 
 
 def _reject_detached_names(cls, src):
@@ -424,7 +449,9 @@ class Optimizer:
     def state_dict(self) -> dict:
         """The optimizer state in PyTorch's layout:
         `{"state": {index: {"step": ..., "exp_avg": ..., ...}}, "param_groups": [{..., "params": [index, ...]}]}`.
-        Parameters are numbered across groups in pytree-leaf order.
+        Parameters are numbered across groups in registration order, as PyTorch
+        numbers them: a module's parameters as `named_parameters()` lists them, a
+        dict's in insertion order, a list's by position.
 
         Example:
             >>> import ember.numpy as enp
@@ -440,7 +467,7 @@ class Optimizer:
             index += n
             st = slot["state"]
             if int(st.count) > 0:
-                per = [dict() for _ in range(n)]
+                per = [dict() for _ in range(n)]  # in pytree-leaf order
                 for name, v in self._exported_fields(group, st.inner_state):
                     if name == "step":
                         for d in per:
@@ -453,9 +480,9 @@ class Optimizer:
                     else:
                         for d, leaf in zip(per, tree.leaves(v)):
                             d[name] = leaf
-                for i, d in zip(ids, per):
-                    if d:
-                        state[i] = d
+                for i, leaf_index in zip(ids, _registration_order(ptree)):
+                    if per[leaf_index]:
+                        state[i] = per[leaf_index]
             g = {k: (tuple(v) if isinstance(v, list) else v) for k, v in group.items() if k != "params"}
             g["params"] = ids
             groups.append(g)
@@ -492,11 +519,11 @@ class Optimizer:
             for k, v in sg.items():
                 if k != "params" and k not in _TORCH_PERF_FLAGS:
                     group[k] = tuple(v) if isinstance(v, list) else v
-            entries = []
-            for i in sg["params"]:
+            entries = [None] * len(sg["params"])  # in pytree-leaf order
+            for i, leaf_index in zip(sg["params"], _registration_order(ptree)):
                 e = saved_state.get(i, saved_state.get(str(i))) or {}
                 # PyTorch may store None for a buffer it has not created yet
-                entries.append({k: v for k, v in e.items() if v is not None})
+                entries[leaf_index] = {k: v for k, v in e.items() if v is not None}
             new_states.append(self._import_group(slot, ptree, entries))
         for slot, s in zip(self._slots, new_states):
             slot["state"] = s
