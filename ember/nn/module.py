@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -56,6 +57,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..array import Array
 from ..fx.core import Tracer, get_aval
+from ..transforms import captured_state as _captured
 
 __all__ = ["Module", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -1067,6 +1069,8 @@ class Module:
         # A top-level call (or a module outside the tree being run): guard its tree so
         # a transform cannot leave a tracer in it, and give the pass an RNG stream
         # (lazily drawn from this module's key).
+        if _captured.is_recording():  # a jit trace reads this module's state as constants
+            _captured.note(_StateGuard(self))
         snapshot = _snapshot(self)
         stream_token = _STREAM.set(_Stream(source=self)) if _STREAM.get() is None else None
         scope_token = _SCOPE.set(_scope_ids(self, scope))
@@ -1089,6 +1093,23 @@ class Module:
             _SCOPE.reset(scope_token)
             if stream_token is not None:
                 _STREAM.reset(stream_token)
+
+    def __ember_jit__(self, static_argnums=(), static_argnames=(), backend=None):
+        """`ember.jit(model)`: a compiled forward pass that reads the module's current
+        parameters and buffers on every call (`nn.compile_forward`).
+
+        Example:
+            >>> import ember, ember.numpy as enp
+            >>> from ember import nn
+            >>> ember.jit(nn.Linear(2, 1))(enp.ones((3, 2))).shape
+            (3, 1)
+        """
+        if static_argnums or static_argnames:
+            raise TypeError(f"ember.jit({type(self).__name__}): static arguments are not supported "
+                            f"for a module; use ember.jit(lambda p, x, n: nn.functional_call(model, "
+                            f"p, x, n), static_argnums=2) with the parameters as an argument")
+        from .train import compile_forward
+        return compile_forward(self, backend=backend)
 
     # --- saving ------------------------------------------------------------------------
 
@@ -1148,6 +1169,34 @@ class Module:
 
 
 # --- state snapshots ------------------------------------------------------------------
+
+class _StateGuard:
+    """The concrete parameters and buffers of a module as a jit trace read them (see
+    `transforms.captured_state`): `changed()` once any has been rebound since."""
+    __slots__ = ("ref", "values", "name")
+
+    def __init__(self, module):
+        self.ref = weakref.ref(module)
+        # values held, not ids: a freed array's id can be reused by its replacement
+        self.values = [(n, v) for n, v in _state_items(module) if not isinstance(v, Tracer)]
+        self.name = type(module).__name__
+
+    def _changed_names(self):
+        m = self.ref()
+        if m is None:
+            return []
+        cur = dict(_state_items(m))
+        return [n for n, v in self.values if cur.get(n) is not v]
+
+    def changed(self):
+        return bool(self._changed_names())
+
+    def describe(self):
+        names = self._changed_names()
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        return f"the state of {self.name} ({', '.join(names[:3])}{more})"
+
+
 
 def _state_items(root):
     for mname, m in root.named_modules():

@@ -210,15 +210,15 @@ def test_arbitrary_json_headers_fail_cleanly(tmp_path, header, tail):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(cut=st.integers(0, 200), junk=st.binary(max_size=16))
+@given(cut=st.integers(0, 400), junk=st.binary(max_size=16))
 def test_truncated_or_garbled_files_fail_cleanly(tmp_path, cut, junk):
+    # a file shorter than the original (cut, with fewer junk bytes than were cut) can
+    # never hold the tensors its header promises
     h, data = _good()
     blob = _blob(h, data)
+    cut = min(cut, len(blob) - 1)
+    junk = junk[:max(0, len(blob) - cut - 1)]
     p = tmp_path / "t.safetensors"
-    p.write_bytes(blob[:min(cut, len(blob) - 1)] + junk if cut < len(blob) else blob)
-    try:
-        out = ember.load(p)
-    except CheckpointError:
-        return
-    np.testing.assert_array_equal(np.asarray(out["w"]), W)
-    np.testing.assert_array_equal(np.asarray(out["b"]), B)
+    p.write_bytes(blob[:cut] + junk)
+    with pytest.raises(CheckpointError):
+        ember.load(p)
