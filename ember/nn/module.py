@@ -59,7 +59,7 @@ from ..array import Array
 from ..fx.core import Tracer, get_aval
 from ..transforms import captured_state as _captured
 
-__all__ = ["Module", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
+__all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -338,9 +338,27 @@ _INTERNAL = ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent"
              "_rng_key")
 
 
+class ModuleInitError(TypeError, AttributeError):
+    """A `Module` used before `Module.__init__()` ran (a subclass that forgot
+    `super().__init__()`).  A TypeError; also an AttributeError, so `hasattr` and
+    `getattr(m, name, default)` on such an object still answer instead of raising.
+
+    Example:
+        >>> from ember import nn
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         self.fc = nn.Linear(2, 2)
+        >>> try:
+        ...     Net()
+        ... except nn.ModuleInitError as e:
+        ...     print(str(e)[:60])
+        Net: cannot assign the submodule 'fc' before Module.__init__
+    """
+
+
 def _missing_init(cls_name, what):
-    return AttributeError(
-        f"cannot {what} before Module.__init__() has run: did you forget to call "
+    return ModuleInitError(
+        f"{cls_name}: cannot {what} before Module.__init__() has run: did you forget to call "
         f"super().__init__() at the start of {cls_name}.__init__?")
 
 
@@ -385,6 +403,9 @@ class Module:
             object.__setattr__(self, name, value)
             return
         if isinstance(value, (Parameter, Module)) or _is_array(value):
+            if "_parameters" not in self.__dict__:
+                kind = "submodule" if isinstance(value, Module) else "parameter or buffer"
+                raise _missing_init(type(self).__name__, f"assign the {kind} {name!r}")
             params, buffers, modules = self._registries()
         else:
             d = self.__dict__
@@ -440,8 +461,9 @@ class Module:
         if "_parameters" not in d:
             if name in _INTERNAL:
                 raise _missing_init(type(self).__name__, f"use {name!r}")
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' "
-                                 f"(did you forget super().__init__()?)")
+            raise ModuleInitError(f"'{type(self).__name__}' object has no attribute '{name}': "
+                                  f"did you forget to call super().__init__() at the start of "
+                                  f"{type(self).__name__}.__init__?")
         for reg in ("_parameters", "_buffers", "_modules"):
             r = d[reg]
             if name in r:

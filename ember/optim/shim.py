@@ -385,11 +385,23 @@ class Optimizer:
             raise ValueError(f"update_fn expects one params tree, grads tree and state per "
                              f"parameter group ({len(self._slots)})")
         new_p, new_s = [], []
-        for slot, p, g, s in zip(self._slots, ps, gs, state):
+        for i, (slot, p, g, s) in enumerate(zip(self._slots, ps, gs, state)):
+            self._check_grad_shapes(i, g, p)
             u, s = slot["tx"].update(g, s, p)
             new_p.append(apply_updates(p, u))
             new_s.append(s)
         return (new_p if self._grouped else new_p[0]), new_s
+
+    def _check_grad_shapes(self, group_index, grads, params):
+        check_same_structure(grads, params, "grads", "params")
+        for (path, g), p in zip(tree.leaves_with_path(grads), tree.leaves(params)):
+            gs, ps = tuple(get_aval(g).shape), tuple(get_aval(p).shape)
+            if gs != ps:
+                where = f" in parameter group {group_index}" if self._grouped else ""
+                raise ValueError(f"{type(self).__name__}.step: the gradient for parameter "
+                                 f"{'.'.join(str(k) for k in path) or '<root>'}{where} has shape {gs} "
+                                 f"but the parameter has shape {ps}; grads must be shaped like "
+                                 f"opt.params")
 
     # --- the stateful API -----------------------------------------------------------
 

@@ -121,3 +121,18 @@ def test_detached_listings_are_clear_errors():
         optim.SGD(list(model.named_parameters()), lr=0.1)
     with pytest.raises(ValueError, match="more than one parameter group"):
         optim.SGD([{"params": model.parameters()}, {"params": model.head.parameters()}], lr=0.1)
+
+
+def test_wrong_gradient_shape_names_the_parameter():
+    model = Net()
+    opt = optim.SGD(model, lr=0.1)
+    _, grads = nn.value_and_grad(model, _loss)(*_data())
+    grads["head"]["weight"] = enp.zeros((8, 1))
+    with pytest.raises(ValueError, match=r"SGD.step: the gradient for parameter head.weight has shape "
+                                         r"\(8, 1\) but the parameter has shape \(1, 8\)"):
+        opt.step(grads)
+    groups = optim.Adam([{"params": model.body.parameters()}, {"params": model.head.parameters()}], lr=0.1)
+    with pytest.raises(ValueError, match=r"parameter weight in parameter group 1 has shape \(8, 1\)"):
+        groups.step([grads["body"], grads["head"]])
+    # the model is untouched by the failed steps
+    np.testing.assert_array_equal(np.asarray(model.head.weight), np.asarray(Net().head.weight))
