@@ -175,6 +175,8 @@ class TrainStep:
             raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
         self.model, self.optimizer, self.loss_fn, self.has_aux = model, optimizer, loss_fn, has_aux
         self._prefixes = _group_prefixes(model, optimizer)
+        self._group_names = [list(flatten_names(s["read"]() if s.get("read") else s["module"].parameters()))
+                             for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
 
@@ -185,7 +187,12 @@ class TrainStep:
         return modes, frozen
 
     def _to_opt(self, flat):
-        trees = [unflatten_names(_sub(flat, p)) for p in self._prefixes]
+        # each group shaped like what its optimiser slot reads (a trainable_parameters()
+        # view holds fewer names than the submodule)
+        trees = []
+        for p, names in zip(self._prefixes, self._group_names):
+            sub = _sub(flat, p)
+            trees.append(unflatten_names(OrderedDict((k, sub[k]) for k in names)))
         return trees if self._grouped else trees[0]
 
     def _pure(self, sig, params, buffers, opt_state, key, args, kwargs):

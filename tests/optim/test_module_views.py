@@ -136,3 +136,21 @@ def test_wrong_gradient_shape_names_the_parameter():
         groups.step([grads["body"], grads["head"]])
     # the model is untouched by the failed steps
     np.testing.assert_array_equal(np.asarray(model.head.weight), np.asarray(Net().head.weight))
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: optim.Adam(m.trainable_parameters(), lr=0.02),
+    lambda m: optim.Adam([{"params": m.body.parameters(), "lr": 0.05}, {"params": m.head.trainable_parameters()}],
+                         lr=0.02),
+])
+def test_train_step_with_views(make):
+    model = Net()
+    model.freeze("head.bias")
+    bias = np.asarray(model.head.bias)
+    x, y = _data()
+    step = nn.TrainStep(model, make(model), _loss)
+    l0 = float(step(x, y))
+    for _ in range(20):
+        loss = step(x, y)
+    assert float(loss) < l0
+    np.testing.assert_array_equal(np.asarray(model.head.bias), bias)
