@@ -12,7 +12,16 @@ The generator is Threefry-2x32 with 20 rounds (Salmon et al., "Parallel random
 numbers: as easy as 1, 2, 3", SC 2011), computed with uint32 wrap-around
 `add`/`xor`/shift primitives.  Random words for a draw of n values are the
 threefry hashes of the counters 0..n-1 (the first half as the first word of each
-block, the second half as the second), so results never depend on the backend.
+block, the second half as the second), so the bits never depend on the backend.
+
+Samplers turn the bits into floats with bit manipulation, + - * / and sqrt
+(correctly rounded on every backend) and, where a distribution needs one, a
+transcendental step (log, log1p, exp, erf, erf_inv) that every path evaluates
+with the eager numpy implementation (`fx.prims.random.sampler_math`; compiled
+programs run it as a library step rather than with their own vectorised
+approximations, which can differ by an ulp).  So the same key gives bit-identical
+samples eagerly, under jit and under vmap, for every dtype; on another machine
+the transcendental step is whatever that machine's numpy computes.
 
 Example:
     >>> from ember import random
@@ -239,6 +248,22 @@ def _compute_dtype(d):
     return _dt.float32 if d.itemsize < 4 else d
 
 
+def _m(fn, x):
+    """The transcendental step of a sampler: `fn(x)` evaluated by the eager (numpy)
+    implementation on every path (`fx.prims.random.sampler_math`), so a key gives
+    bit-identical samples eagerly, under jit and under vmap."""
+    return _tf.sampler_math(fn, x)
+
+
+def _logaddexp(a, b):
+    # ember.numpy.logaddexp's formula, on _m's functions
+    enp = _enp()
+    cd = get_aval(a).dtype
+    m = enp.maximum(a, b)
+    r = m + _m("log1p", _m("exp", -enp.abs(a - b)))
+    return enp.where(a == b, m + cd.type(math.log(2.0)), r)
+
+
 def _size(shape):
     n = 1
     for s in shape:
@@ -321,7 +346,7 @@ def normal(key, shape=(), dtype=None):
     cd = _compute_dtype(d)
     lo = np.nextafter(cd.type(-1.0), cd.type(0.0))
     u = uniform(k, shape, cd, lo, 1.0)
-    out = lax.mul(cd.type(math.sqrt(2.0)), lax.erf_inv(u))
+    out = lax.mul(cd.type(math.sqrt(2.0)), _m("erf_inv", u))
     return out if cd == d else lax.convert_element_type(out, d)
 
 
@@ -343,10 +368,10 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     if shape is None:
         shape = tuple(enp.broadcast_shapes(lo.shape, hi.shape))
     s2 = cd.type(math.sqrt(2.0))
-    a = lax.erf(lo / s2)
-    b = lax.erf(hi / s2)
+    a = _m("erf", lo / s2)
+    b = _m("erf", hi / s2)
     u = uniform(k, shape, cd, a, b)
-    out = s2 * lax.erf_inv(u)
+    out = s2 * _m("erf_inv", u)
     # Rounding at the ends of the erf range can step outside (lower, upper).
     out = enp.clip(out, enp.nextafter(lo, enp.asarray(np.inf, cd)),
                    enp.nextafter(hi, enp.asarray(-np.inf, cd)))
@@ -366,7 +391,7 @@ def gumbel(key, shape=(), dtype=None):
     d = _float_dtype(dtype, "gumbel")
     cd = _compute_dtype(d)
     u = uniform(k, shape, cd, np.finfo(cd).tiny if cd != _dt.bfloat16 else 1e-38, 1.0)
-    out = -enp.log(-enp.log(u))
+    out = -_m("log", -_m("log", u))
     return out if cd == d else enp.astype(out, d)
 
 
@@ -382,7 +407,7 @@ def exponential(key, shape=(), dtype=None):
     shape = _shape(shape, "exponential")
     d = _float_dtype(dtype, "exponential")
     cd = _compute_dtype(d)
-    out = -enp.log1p(-uniform(k, shape, cd))
+    out = -_m("log1p", -uniform(k, shape, cd))
     return out if cd == d else enp.astype(out, d)
 
 
@@ -399,7 +424,7 @@ def laplace(key, shape=(), dtype=None):
     d = _float_dtype(dtype, "laplace")
     cd = _compute_dtype(d)
     u = uniform(k, shape, cd, np.nextafter(cd.type(-1.0), cd.type(0.0)), 1.0)
-    out = enp.sign(u) * -enp.log1p(-enp.abs(u))
+    out = enp.sign(u) * -_m("log1p", -enp.abs(u))
     return out if cd == d else enp.astype(out, d)
 
 
@@ -416,7 +441,7 @@ def logistic(key, shape=(), dtype=None):
     d = _float_dtype(dtype, "logistic")
     cd = _compute_dtype(d)
     u = uniform(k, shape, cd, np.finfo(cd).tiny, 1.0)
-    out = enp.log(u) - enp.log1p(-u)
+    out = _m("log", u) - _m("log1p", -u)
     return out if cd == d else enp.astype(out, d)
 
 
@@ -582,7 +607,7 @@ def _log_prob(p):
     pd = get_aval(p).dtype
     p = p if _dt.is_float(pd) and pd.itemsize >= 4 else enp.astype(p, _dt.float32)
     pos = p > 0
-    return enp.where(pos, enp.log(enp.where(pos, p, 1.0)), -np.inf)
+    return enp.where(pos, _m("log", enp.where(pos, p, 1.0)), -np.inf)
 
 
 def choice(key, a, shape=(), replace=True, p=None, axis=0):
@@ -660,7 +685,7 @@ def _marsaglia_tsang(k, alpha):
         v = cd.type(1.0) + c * x
         v = v * v * v
         safe_v = enp.where(v > 0, v, cd.type(1.0))
-        ok = (v > 0) & (enp.log(u) < cd.type(0.5) * x * x + d - d * safe_v + d * enp.log(safe_v))
+        ok = (v > 0) & (_m("log", u) < cd.type(0.5) * x * x + d - d * safe_v + d * _m("log", safe_v))
         val = enp.where(enp.logical_not(done) & ok, d * safe_v, val)
         return i + np.uint32(1), done | ok, val
 
@@ -690,7 +715,7 @@ def loggamma(key, a, shape=None, dtype=None):
     # alpha < 1: Gamma(a) = Gamma(a + 1) * U^(1/a) (Marsaglia & Tsang, section 6).
     g = _marsaglia_tsang(k1, enp.where(boost, a + cd.type(1.0), a))
     u = uniform(k2, shape, cd, np.finfo(cd).tiny, 1.0)
-    out = enp.log(g) + enp.where(boost, enp.log(u) / enp.where(boost, a, cd.type(1.0)), cd.type(0.0))
+    out = _m("log", g) + enp.where(boost, _m("log", u) / enp.where(boost, a, cd.type(1.0)), cd.type(0.0))
     out = enp.where(a > 0, out, enp.where(a == 0, -np.inf, np.nan))
     return out if cd == d else enp.astype(out, d)
 
@@ -705,7 +730,7 @@ def gamma(key, a, shape=None, dtype=None):
     """
     enp = _enp()
     d = _float_dtype(dtype, "gamma")
-    out = enp.exp(loggamma(key, a, shape, _compute_dtype(d)))
+    out = _m("exp", loggamma(key, a, shape, _compute_dtype(d)))
     return out if out.dtype == d else enp.astype(out, d)
 
 
@@ -729,7 +754,7 @@ def beta(key, a, b, shape=None, dtype=None):
     ka, kb = split(k)
     lx = loggamma(ka, enp.broadcast_to(a, shape), shape, cd)
     ly = loggamma(kb, enp.broadcast_to(b, shape), shape, cd)
-    out = enp.exp(lx - enp.logaddexp(lx, ly))
+    out = _m("exp", lx - _logaddexp(lx, ly))
     return out if cd == d else enp.astype(out, d)
 
 
@@ -754,6 +779,6 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         shape = tuple(alpha.shape[:-1])
     full = tuple(shape) + (alpha.shape[-1],)
     lg = loggamma(k, enp.broadcast_to(alpha, full), full, cd)
-    out = enp.exp(lg - enp.max(lg, axis=-1, keepdims=True))
+    out = _m("exp", lg - enp.max(lg, axis=-1, keepdims=True))
     out = out / enp.sum(out, axis=-1, keepdims=True)
     return out if cd == d else enp.astype(out, d)

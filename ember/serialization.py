@@ -15,8 +15,11 @@ for complex128) and its real dtype is recorded in the metadata under
 "ember.dtypes"; `load` restores it.
 
 Loading never executes code from the file (no pickle: only JSON and raw tensor
-bytes are read), and a truncated or malformed file raises `CheckpointError` with
-the reason.
+bytes are read).  The header is validated before any byte is interpreted -- dtype
+names, shapes, integer offsets in range that match dtype x shape and do not
+overlap, and the recorded dtypes against the stored ones (a float32 tensor whose
+metadata says bfloat16 is rejected, not reinterpreted) -- so a truncated or
+malformed file raises `CheckpointError` with the reason.
 
 Example:
     >>> import os, tempfile
@@ -163,7 +166,29 @@ def _fail(path, why):
     return CheckpointError(f"{os.fspath(path)}: cannot read checkpoint: {why}")
 
 
-def _check_header(path):
+# safetensors dtype names -> numpy dtypes; a name outside this table is rejected,
+# never guessed
+_ST_DTYPES = {
+    "BOOL": np.dtype(np.bool_), "U8": np.dtype(np.uint8), "I8": np.dtype(np.int8),
+    "U16": np.dtype(np.uint16), "I16": np.dtype(np.int16), "U32": np.dtype(np.uint32),
+    "I32": np.dtype(np.int32), "U64": np.dtype(np.uint64), "I64": np.dtype(np.int64),
+    "F16": np.dtype(np.float16), "BF16": np.dtype(ml_dtypes.bfloat16),
+    "F32": np.dtype(np.float32), "F64": np.dtype(np.float64),
+    "F8_E4M3": np.dtype(ml_dtypes.float8_e4m3fn), "F8_E5M2": np.dtype(ml_dtypes.float8_e5m2),
+}
+
+
+def _is_int(v):
+    # JSON true/false decode to bool, a subclass of int; 2.0 is not an offset either
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _read_header(path):
+    """The validated header: ({name: (numpy dtype, shape, begin, end)}, metadata, data start).
+
+    Everything the file claims is checked before any byte is interpreted: dtype names,
+    shapes, offsets (integers, in range, matching dtype x shape, not overlapping) and
+    the metadata's types, so a damaged header is a `CheckpointError`, never garbage."""
     try:
         size = os.path.getsize(path)
     except OSError as err:
@@ -177,55 +202,139 @@ def _check_header(path):
         if n <= 0 or 8 + n > size:
             raise _fail(path, f"the header claims {n} bytes but the file has {size - 8} after the "
                               f"length field (truncated or not a safetensors file)")
-        try:
-            header = json.loads(f.read(n).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise _fail(path, f"the header is not valid JSON ({err})") from None
+        header = _json(path, f.read(n), "the header")
     if not isinstance(header, dict):
         raise _fail(path, "the header is not a JSON object")
-    end = 0
+    meta = header.get("__metadata__", {})
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise _fail(path, "__metadata__ must be a JSON object of strings")
+    avail = size - 8 - n
+    specs = {}
     for name, spec in header.items():
         if name == "__metadata__":
             continue
-        try:
-            end = max(end, int(spec["data_offsets"][1]))
-        except (TypeError, KeyError, IndexError, ValueError):
-            raise _fail(path, f"malformed entry for tensor {name!r}") from None
-    if 8 + n + end > size:
-        raise _fail(path, f"tensor data needs {end} bytes but only {size - 8 - n} are present "
-                          f"(the file is truncated)")
-    return header
+        bad = f"entry for tensor {name!r}"
+        if not isinstance(spec, dict):
+            raise _fail(path, f"malformed {bad}: expected an object with dtype, shape and data_offsets")
+        dt, shape, offs = spec.get("dtype"), spec.get("shape"), spec.get("data_offsets")
+        if not isinstance(dt, str) or dt not in _ST_DTYPES:
+            raise _fail(path, f"unknown dtype {dt!r} in {bad} (expected one of {', '.join(_ST_DTYPES)})")
+        if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+            raise _fail(path, f"malformed shape {shape!r} in {bad} (expected a list of non-negative integers)")
+        if not (isinstance(offs, list) and len(offs) == 2 and all(_is_int(o) for o in offs)):
+            raise _fail(path, f"malformed data_offsets {offs!r} in {bad} (expected [begin, end] integers)")
+        begin, end = offs
+        if not 0 <= begin <= end:
+            raise _fail(path, f"data_offsets {offs} in {bad} are negative or reversed")
+        if end > avail:
+            raise _fail(path, f"tensor {name!r} needs bytes up to {end} but only {avail} are present "
+                              f"(the file is truncated)")
+        dtype = _ST_DTYPES[dt]
+        nbytes = dtype.itemsize * int(np.prod(shape, dtype=object))
+        if end - begin != nbytes:
+            raise _fail(path, f"{bad} holds {end - begin} bytes but dtype {dt} and shape "
+                              f"{tuple(shape)} need {nbytes}")
+        specs[name] = (dtype, tuple(shape), begin, end)
+    last_end, last = 0, None
+    for name, (_, _, begin, end) in sorted(specs.items(), key=lambda kv: kv[1][2:]):
+        if begin == end:
+            continue
+        if begin < last_end:
+            raise _fail(path, f"tensors {last!r} and {name!r} overlap in the file")
+        last_end, last = end, name
+    return specs, meta, 8 + n
 
 
-def _decode(node, tensors, path):
-    if not isinstance(node, dict) or "t" not in node:
-        raise _fail(path, "malformed structure metadata")
-    t = node["t"]
+def _json(path, text, what):
     try:
-        if t == "dict":
-            out = {}
-            for (kt, kv), c in zip(node["k"], node["c"]):
-                key = str(kv) if kt == "s" else int(kv)
-                out[key] = _decode(c, tensors, path)
-            return out
-        if t in ("list", "tuple"):
-            items = [_decode(c, tensors, path) for c in node["c"]]
-            return items if t == "list" else tuple(items)
+        return json.loads(text.decode("utf-8") if isinstance(text, bytes) else text)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise _fail(path, f"{what} is not valid JSON ({err})") from None
+    except RecursionError:
+        raise _fail(path, f"{what} is nested too deeply to be a checkpoint") from None
+
+
+def _restore_dtype(path, name, a, real):
+    """The array as the dtype recorded in ember's metadata, after checking that the
+    stored tensor is the view `save` writes for it (a lie is an error, not a reinterpretation)."""
+    if real == "bfloat16":
+        if a.dtype != np.uint16:
+            raise _fail(path, f"metadata says {name!r} is bfloat16 (stored as uint16) but the "
+                              f"file stores {a.dtype.name}{list(a.shape)}")
+        return a.view(ml_dtypes.bfloat16)
+    if real == "complex128":
+        if a.dtype != np.float64 or a.ndim == 0 or a.shape[-1] != 2:
+            raise _fail(path, f"metadata says {name!r} is complex128 (stored as float64 pairs, "
+                              f"shape [..., 2]) but the file stores {a.dtype.name}{list(a.shape)}")
+        return _contiguous(a).view(np.complex128).reshape(a.shape[:-1])
+    raise _fail(path, f"unknown recorded dtype {real!r} for {name!r} (expected bfloat16 or complex128)")
+
+
+def _decode(root, tensors, path):
+    """Rebuild the tree from its structure JSON; iterative, so depth is no limit."""
+    def bad(why):
+        return _fail(path, f"malformed structure metadata ({why})")
+
+    def build(node):
+        # returns (value, children to fill) for one node
+        if not isinstance(node, dict) or "t" not in node:
+            raise bad(f"a node is {type(node).__name__}, not an object with a type")
+        t = node["t"]
+        if t in ("dict", "list", "tuple"):
+            kids = node.get("c")
+            if not isinstance(kids, list):
+                raise bad(f"a {t} node has no child list")
+            keys = node.get("k") if t == "dict" else range(len(kids))
+            if t == "dict":
+                if not isinstance(keys, list) or len(keys) != len(kids):
+                    raise bad("a dict node's keys do not match its children")
+                keys = [_decode_key(k, bad) for k in keys]
+            return ({} if t == "dict" else [None] * len(kids)), list(zip(keys, kids))
         if t == "none":
-            return None
-        if t == "bool":
-            return bool(node["v"])
-        if t == "int":
-            return int(node["v"])
-        if t == "float":
-            return float(node["v"])
-        if t == "str":
-            return str(node["v"])
+            return None, ()
+        if t in ("bool", "int", "float", "str"):
+            v = node.get("v")
+            try:
+                if t == "bool":
+                    if not isinstance(v, bool):
+                        raise ValueError(f"bool value {v!r}")
+                    return v, ()
+                return {"int": int, "float": float, "str": str}[t](v), ()
+            except (TypeError, ValueError) as err:
+                raise bad(f"{t} value {v!r}: {err}") from None
         if t == "tensor":
-            return tensors[node["n"]]
-    except (KeyError, TypeError, ValueError) as err:
-        raise _fail(path, f"malformed structure metadata ({err!r})") from None
-    raise _fail(path, f"unknown structure node type {t!r}")
+            n = node.get("n")
+            if not isinstance(n, str) or n not in tensors:
+                raise bad(f"it refers to tensor {n!r}, which the file does not hold")
+            return tensors[n], ()
+        raise _fail(path, f"unknown structure node type {t!r}")
+
+    out, kids = build(root)
+    stack = [(out, root.get("t"), kids)]
+    tuples = []  # (parent container, key, list) to freeze once filled, innermost first
+    while stack:
+        container, t, kids = stack.pop()
+        for key, child in kids:
+            value, grand = build(child)
+            container[key] = value
+            if grand:
+                stack.append((value, child["t"], grand))
+            if isinstance(child, dict) and child.get("t") == "tuple":
+                tuples.append((container, key, value))
+    for container, key, value in reversed(tuples):
+        container[key] = tuple(value)
+    return tuple(out) if root.get("t") == "tuple" else out
+
+
+def _decode_key(k, bad):
+    if not (isinstance(k, list) and len(k) == 2 and k[0] in ("s", "i")):
+        raise bad(f"dict key {k!r}")
+    try:
+        return str(k[1]) if k[0] == "s" else int(k[1])
+    except (TypeError, ValueError):
+        raise bad(f"dict key {k!r}") from None
 
 
 def load(path):
@@ -241,36 +350,28 @@ def load(path):
         True
     """
     import ember.numpy as enp
-    from safetensors import SafetensorError, safe_open
-    header = _check_header(path)
-    meta = header.get("__metadata__") or {}
-    try:
-        dtypes = json.loads(meta[_DTYPES_KEY]) if _DTYPES_KEY in meta else {}
-    except json.JSONDecodeError as err:
-        raise _fail(path, f"malformed dtype metadata ({err})") from None
-    order = sorted((k for k in header if k != "__metadata__"),
-                   key=lambda k: header[k]["data_offsets"][0])
+    specs, meta, data_start = _read_header(path)
+    dtypes = _json(path, meta[_DTYPES_KEY], "the dtype metadata") if _DTYPES_KEY in meta else {}
+    if not isinstance(dtypes, dict):
+        raise _fail(path, "the dtype metadata is not a JSON object")
+    unknown = sorted(set(dtypes) - set(specs))
+    if unknown:
+        raise _fail(path, f"the dtype metadata names tensors the file does not hold: {unknown}")
     tensors = {}
     try:
-        with safe_open(os.fspath(path), framework="numpy") as f:
-            for name in order:
-                a = np.array(f.get_tensor(name))
-                real = dtypes.get(name)
-                if real == "bfloat16":
-                    a = a.view(ml_dtypes.bfloat16)
-                elif real == "complex128":
-                    a = _contiguous(a).view(np.complex128).reshape(a.shape[:-1])
-                elif real is not None:
-                    raise _fail(path, f"unknown recorded dtype {real!r} for {name!r}")
+        with open(path, "rb") as f:
+            for name, (dtype, shape, begin, end) in sorted(specs.items(), key=lambda kv: kv[1][2]):
+                f.seek(data_start + begin)
+                raw = f.read(end - begin)
+                if len(raw) != end - begin:
+                    raise _fail(path, f"tensor {name!r} is truncated")
+                # safetensors is little-endian; frombuffer would read native order
+                a = np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(shape)
+                if name in dtypes:
+                    a = _restore_dtype(path, name, a, dtypes[name])
                 tensors[name] = enp.asarray(a)
-    except (SafetensorError, OSError, ValueError) as err:
-        if isinstance(err, CheckpointError):
-            raise
+    except OSError as err:
         raise _fail(path, str(err)) from None
     if _STRUCT_KEY not in meta:
         return tensors
-    try:
-        struct = json.loads(meta[_STRUCT_KEY])
-    except json.JSONDecodeError as err:
-        raise _fail(path, f"malformed structure metadata ({err})") from None
-    return _decode(struct, tensors, path)
+    return _decode(_json(path, meta[_STRUCT_KEY], "the structure metadata"), tensors, path)

@@ -107,9 +107,10 @@ def _stack(arrays: list, leaf: Callable) -> Any:
     shape = first.shape
     for i, a in enumerate(arrays):
         if a.shape != shape:
-            raise RuntimeError(
+            raise ValueError(
                 "default_collate: stack expects each array to be equal size, but got "
-                f"{shape} at entry 0 and {a.shape} at entry {i}"
+                f"{shape} at entry 0 and {a.shape} at entry {i}; pad the samples (pad_sequence) "
+                f"or pass a collate_fn"
             )
     return leaf(np.stack(arrays))
 
@@ -145,7 +146,9 @@ def _collate(batch: list, leaf: Callable) -> Any:
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(b) != size for b in batch):
-            raise RuntimeError("default_collate: each element in list of batch should be of equal size")
+            bad = next(i for i, b in enumerate(batch) if len(b) != size)
+            raise ValueError(f"default_collate: each element in list of batch should be of equal "
+                             f"size, but entry 0 has {size} items and entry {bad} has {len(batch[bad])}")
         columns = [_collate(list(s), leaf) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return tuple(columns)

@@ -19,15 +19,17 @@ Example:
 from . import functional  # noqa: F401
 from . import init  # noqa: F401
 from . import utils  # noqa: F401
-from .module import (Module, Parameter, functional_call, manual_seed, next_rng_key,  # noqa: F401
-                     rng_scope, IncompatibleKeys, flatten_names, unflatten_names)
+from .module import (Module, ModuleInitError, Parameter, ParameterView, functional_call,  # noqa: F401
+                     manual_seed, next_rng_key, rng_scope, IncompatibleKeys, flatten_names,
+                     unflatten_names)
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
-from .train import value_and_grad, TrainStep, compile_step, compile_forward  # noqa: F401
+from .train import value_and_grad, TrainStep, compile_step, compile_forward, CompiledForward  # noqa: F401
 
 from . import layers as _layers, losses as _losses  # noqa: E402
 
 __all__ = sorted(set(_layers.__all__) | set(_losses.__all__) | {
     "functional", "init", "utils", "Module", "Parameter", "functional_call", "manual_seed",
     "next_rng_key", "rng_scope", "IncompatibleKeys", "flatten_names", "unflatten_names",
-    "value_and_grad", "TrainStep", "compile_step", "compile_forward"})
+    "value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward",
+    "ModuleInitError", "ParameterView"})

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -56,8 +57,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..array import Array
 from ..fx.core import Tracer, get_aval
+from ..transforms import captured_state as _captured
 
-__all__ = ["Module", "Parameter", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
+__all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -136,6 +138,87 @@ def unflatten_names(flat: dict) -> dict:
             raise ValueError(f"name {name!r} conflicts with nested entries under it")
         node[parts[-1]] = v
     return out
+
+
+# --- parameter views that remember their module ----------------------------------------
+
+class ParameterView(dict):
+    """What `Module.parameters()` returns: the nested dict of the module's parameters
+    (a pytree like any dict; transforms and `tree` functions give plain dicts back)
+    that also remembers the module it came from, so that
+    `optim.SGD(model.parameters(), lr=0.1)` and parameter groups built from
+    `model.layer.parameters()` update the module, as in PyTorch.
+
+    Example:
+        >>> from ember import nn, optim
+        >>> import ember.numpy as enp
+        >>> m = nn.Linear(2, 1)
+        >>> opt = optim.SGD(m.parameters(), lr=0.5)
+        >>> g = {"weight": enp.ones((1, 2)), "bias": enp.ones(1)}
+        >>> before = m.bias.tolist()[0]; _ = opt.step(g)
+        >>> m.bias.tolist()[0] == before - 0.5
+        True
+    """
+    __slots__ = ("_module", "_reader")
+
+    def __init__(self, module, reader):
+        super().__init__(reader())
+        self._module = module
+        self._reader = reader
+
+    def __reduce__(self):
+        # a copy or a pickle is plain data, not a handle on the module
+        return (dict, (dict(self),))
+
+    def module_source(self):
+        """(module, read) for optimisers: `read()` gives the current values as a plain
+        nested dict, and `module.load_parameters(tree)` writes them back.
+
+        Example:
+            >>> from ember import nn
+            >>> m = nn.Linear(2, 1)
+            >>> m.parameters().module_source()[0] is m
+            True
+        """
+        return self._module, self._reader
+
+
+def _flatten_view(view):
+    keys = sorted(view)  # a plain dict's pytree order, so leaves line up with dict(view)
+    return [view[k] for k in keys], tuple(keys)
+
+
+def _register_view():
+    from .. import tree
+    tree.register_pytree_node(ParameterView, _flatten_view, lambda keys, children: dict(zip(keys, children)))
+
+
+_register_view()
+
+
+class NamedParameters:
+    """What `Module.named_parameters()` returns: an iterator of (dotted name, array)
+    pairs in registration order that also remembers its module, so that
+    `optim.Adam(model.named_parameters(), lr=...)` updates the module.
+
+    Example:
+        >>> from ember import nn
+        >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
+        ['weight', 'bias']
+    """
+
+    def __init__(self, module, pairs, reader):
+        self._it = iter(pairs)
+        self._module = module
+        self._reader = reader
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._it)
+
+    module_source = ParameterView.module_source
 
 
 # --- RNG streams --------------------------------------------------------------------
@@ -255,9 +338,27 @@ _INTERNAL = ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent"
              "_rng_key")
 
 
+class ModuleInitError(TypeError, AttributeError):
+    """A `Module` used before `Module.__init__()` ran (a subclass that forgot
+    `super().__init__()`).  A TypeError; also an AttributeError, so `hasattr` and
+    `getattr(m, name, default)` on such an object still answer instead of raising.
+
+    Example:
+        >>> from ember import nn
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         self.fc = nn.Linear(2, 2)
+        >>> try:
+        ...     Net()
+        ... except nn.ModuleInitError as e:
+        ...     print(str(e)[:60])
+        Net: cannot assign the submodule 'fc' before Module.__init__
+    """
+
+
 def _missing_init(cls_name, what):
-    return AttributeError(
-        f"cannot {what} before Module.__init__() has run: did you forget to call "
+    return ModuleInitError(
+        f"{cls_name}: cannot {what} before Module.__init__() has run: did you forget to call "
         f"super().__init__() at the start of {cls_name}.__init__?")
 
 
@@ -302,6 +403,9 @@ class Module:
             object.__setattr__(self, name, value)
             return
         if isinstance(value, (Parameter, Module)) or _is_array(value):
+            if "_parameters" not in self.__dict__:
+                kind = "submodule" if isinstance(value, Module) else "parameter or buffer"
+                raise _missing_init(type(self).__name__, f"assign the {kind} {name!r}")
             params, buffers, modules = self._registries()
         else:
             d = self.__dict__
@@ -357,8 +461,9 @@ class Module:
         if "_parameters" not in d:
             if name in _INTERNAL:
                 raise _missing_init(type(self).__name__, f"use {name!r}")
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}' "
-                                 f"(did you forget super().__init__()?)")
+            raise ModuleInitError(f"'{type(self).__name__}' object has no attribute '{name}': "
+                                  f"did you forget to call super().__init__() at the start of "
+                                  f"{type(self).__name__}.__init__?")
         for reg in ("_parameters", "_buffers", "_modules"):
             r = d[reg]
             if name in r:
@@ -524,7 +629,8 @@ class Module:
             >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
             ['weight', 'bias']
         """
-        yield from self._named_state("param", recurse, prefix)
+        return NamedParameters(self, self._named_state("param", recurse, prefix),
+                               lambda: self._param_tree(recurse))
 
     def named_buffers(self, prefix: str = "", recurse: bool = True):
         """(dotted name, array) pairs of every buffer.
@@ -539,7 +645,8 @@ class Module:
     def parameters(self, recurse: bool = True) -> dict:
         """All parameters as a nested dict (a pytree), frozen ones included.  Use
         `named_parameters()` for dotted names, `trainable_parameters()` without the
-        frozen ones.
+        frozen ones.  The dict is a `ParameterView`: an optimiser given it updates
+        this module.
 
         Example:
             >>> from ember import nn
@@ -547,7 +654,11 @@ class Module:
             >>> sorted(p["0"])
             ['bias', 'weight']
         """
-        return unflatten_names(OrderedDict(self._named_state("param", recurse)))
+        return ParameterView(self, lambda: self._param_tree(recurse))
+
+    def _param_tree(self, recurse=True, trainable_only=False):
+        return unflatten_names(OrderedDict(self._named_state("param", recurse,
+                                                             trainable_only=trainable_only)))
 
     def trainable_parameters(self) -> dict:
         """The parameters that are not frozen, as a nested dict.
@@ -558,7 +669,7 @@ class Module:
             >>> sorted(m.trainable_parameters())
             ['weight']
         """
-        return unflatten_names(OrderedDict(self._named_state("param", True, trainable_only=True)))
+        return ParameterView(self, lambda: self._param_tree(True, trainable_only=True))
 
     def buffers(self, recurse: bool = True) -> dict:
         """All buffers as a nested dict (a pytree).
@@ -980,6 +1091,8 @@ class Module:
         # A top-level call (or a module outside the tree being run): guard its tree so
         # a transform cannot leave a tracer in it, and give the pass an RNG stream
         # (lazily drawn from this module's key).
+        if _captured.is_recording():  # a jit trace reads this module's state as constants
+            _captured.note(_StateGuard(self))
         snapshot = _snapshot(self)
         stream_token = _STREAM.set(_Stream(source=self)) if _STREAM.get() is None else None
         scope_token = _SCOPE.set(_scope_ids(self, scope))
@@ -1002,6 +1115,23 @@ class Module:
             _SCOPE.reset(scope_token)
             if stream_token is not None:
                 _STREAM.reset(stream_token)
+
+    def __ember_jit__(self, static_argnums=(), static_argnames=(), backend=None):
+        """`ember.jit(model)`: a compiled forward pass that reads the module's current
+        parameters and buffers on every call (`nn.compile_forward`).
+
+        Example:
+            >>> import ember, ember.numpy as enp
+            >>> from ember import nn
+            >>> ember.jit(nn.Linear(2, 1))(enp.ones((3, 2))).shape
+            (3, 1)
+        """
+        if static_argnums or static_argnames:
+            raise TypeError(f"ember.jit({type(self).__name__}): static arguments are not supported "
+                            f"for a module; use ember.jit(lambda p, x, n: nn.functional_call(model, "
+                            f"p, x, n), static_argnums=2) with the parameters as an argument")
+        from .train import compile_forward
+        return compile_forward(self, backend=backend)
 
     # --- saving ------------------------------------------------------------------------
 
@@ -1061,6 +1191,34 @@ class Module:
 
 
 # --- state snapshots ------------------------------------------------------------------
+
+class _StateGuard:
+    """The concrete parameters and buffers of a module as a jit trace read them (see
+    `transforms.captured_state`): `changed()` once any has been rebound since."""
+    __slots__ = ("ref", "values", "name")
+
+    def __init__(self, module):
+        self.ref = weakref.ref(module)
+        # values held, not ids: a freed array's id can be reused by its replacement
+        self.values = [(n, v) for n, v in _state_items(module) if not isinstance(v, Tracer)]
+        self.name = type(module).__name__
+
+    def _changed_names(self):
+        m = self.ref()
+        if m is None:
+            return []
+        cur = dict(_state_items(m))
+        return [n for n, v in self.values if cur.get(n) is not v]
+
+    def changed(self):
+        return bool(self._changed_names())
+
+    def describe(self):
+        names = self._changed_names()
+        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+        return f"the state of {self.name} ({', '.join(names[:3])}{more})"
+
+
 
 def _state_items(root):
     for mname, m in root.named_modules():

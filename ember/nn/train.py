@@ -28,7 +28,7 @@ from ..fx.core import Tracer, get_aval
 from .. import dtypes as _dt
 from .module import Module, _global_next_key, _in_transform, _swapped, flatten_names, unflatten_names
 
-__all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward"]
+__all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward"]
 
 
 def _enp():
@@ -175,6 +175,8 @@ class TrainStep:
             raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
         self.model, self.optimizer, self.loss_fn, self.has_aux = model, optimizer, loss_fn, has_aux
         self._prefixes = _group_prefixes(model, optimizer)
+        self._group_names = [list(flatten_names(s["read"]() if s.get("read") else s["module"].parameters()))
+                             for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
 
@@ -185,7 +187,12 @@ class TrainStep:
         return modes, frozen
 
     def _to_opt(self, flat):
-        trees = [unflatten_names(_sub(flat, p)) for p in self._prefixes]
+        # each group shaped like what its optimiser slot reads (a trainable_parameters()
+        # view holds fewer names than the submodule)
+        trees = []
+        for p, names in zip(self._prefixes, self._group_names):
+            sub = _sub(flat, p)
+            trees.append(unflatten_names(OrderedDict((k, sub[k]) for k in names)))
         return trees if self._grouped else trees[0]
 
     def _pure(self, sig, params, buffers, opt_state, key, args, kwargs):
@@ -242,11 +249,12 @@ def compile_step(model: Module, optimizer, loss_fn, has_aux: bool = False, jit: 
     return TrainStep(model, optimizer, loss_fn, has_aux, jit)
 
 
-def compile_forward(model: Module):
+def compile_forward(model: Module, backend=None):
     """A compiled `model(*args)`: parameters and buffers are explicit inputs of the
-    jitted function (so updating the model never serves stale values); buffers the
-    pass updates (BatchNorm in training mode) are written back; dropout in training
-    mode draws from the model's key.
+    jitted function (so updating the model never serves stale values, and new values
+    of the same shapes never recompile); buffers the pass updates (BatchNorm in
+    training mode) are written back; dropout in training mode draws from the model's
+    key.  `ember.jit(model)` returns the same.
 
     Example:
         >>> import ember.numpy as enp
@@ -256,19 +264,45 @@ def compile_forward(model: Module):
         >>> f(enp.ones((1, 2))).shape
         (1, 3)
     """
-    import ember
-    from .module import functional_call
+    return CompiledForward(model, backend)
 
-    def pure(modes, params, buffers, key, args, kwargs):
-        return functional_call(model, (params, buffers), *args, rng=key, **kwargs)
 
-    fn = ember.jit(pure, static_argnums=(0,))
+class CompiledForward:
+    """What `nn.compile_forward(model)` and `ember.jit(model)` return: call it like the
+    model.  `compile_count` counts traces (a changed parameter value is an input, not a
+    recompile).
 
-    def run(*args, **kwargs):
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> f = ember.jit(m)
+        >>> _ = f(enp.ones((1, 2))); m.bias = m.bias + 1.0
+        >>> bool(f(enp.ones((1, 2))) == m(enp.ones((1, 2)))), f.compile_count
+        (True, 1)
+    """
+
+    def __init__(self, model, backend=None):
+        import ember
+        from .module import functional_call
+        if not isinstance(model, Module):
+            raise TypeError(f"compile_forward needs an nn.Module, got {type(model).__name__}")
+        self.model = model
+
+        def pure(modes, params, buffers, key, args, kwargs):
+            return functional_call(model, (params, buffers), *args, rng=key, **kwargs)
+
+        pure.__qualname__ = f"{type(model).__name__}.forward"
+        self._fn = ember.jit(pure, static_argnums=(0,), backend=backend)
+
+    @property
+    def compile_count(self) -> int:
+        return self._fn.compile_count
+
+    def __call__(self, *args, **kwargs):
+        model = self.model
         modes = tuple((p, m.training) for p, m in model.named_modules())
         key = model._next_step_key()
-        out, new_buffers = fn(modes, model.parameters(), model.buffers(), key, args, kwargs)
+        out, new_buffers = self._fn(modes, dict(model.parameters()), model.buffers(), key, args, kwargs)
         model.load_buffers(new_buffers)
         return out
-
-    return run

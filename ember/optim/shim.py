@@ -9,7 +9,11 @@ the next step without recompiling.
 What can be optimised:
 - a *module*: any object with `parameters()` returning a nested-dict pytree of
   arrays and `load_parameters(tree)` (or `_set_parameters(tree)`) writing one
-  back; `step` rebinds the module's (immutable) arrays in place;
+  back; `step` rebinds the module's (immutable) arrays in place.  A view of a
+  module's parameters works the same way: `model.parameters()`,
+  `model.layer.parameters()` (e.g. as a group's "params"),
+  `model.trainable_parameters()` and `model.named_parameters()` remember their
+  module, and `step` updates it;
 - a plain pytree of arrays: the optimiser keeps the current values in
   `opt.params` and `step` returns the new ones;
 - a list of parameter groups `[{"params": module_or_pytree, "lr": ...}, ...]`:
@@ -33,6 +37,8 @@ Example:
     >>> opt.param_groups[0]["lr"] = 0.01          # next step uses it, no recompile
 """
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import numpy as np
 
@@ -72,9 +78,62 @@ def _module_setter(module):
                     f"_set_parameters(tree); the optimiser needs one to write updated values back")
 
 
+def _module_source(src):
+    """(module, read) when `src` is a module or a view of a module's parameters
+    (`model.parameters()`, `model.layer.parameters()`, `model.named_parameters()`):
+    `read()` gives the current values as a plain nested dict and the module's
+    `load_parameters` writes new ones back.  None for a plain pytree."""
+    if callable(getattr(type(src), "module_source", None)):
+        module, read = src.module_source()
+        _module_setter(module)
+        return module, read
+    if _is_module(src):
+        _module_setter(src)
+        return src, lambda: dict(src.parameters())
+    return None
+
+
 def _is_group_list(obj) -> bool:
     return (isinstance(obj, (list, tuple)) and len(obj) > 0
             and all(isinstance(g, dict) and "params" in g for g in obj))
+
+
+def _registration_order(ptree):
+    """perm with perm[j] = the pytree-leaf index of the j-th parameter in
+    registration order: dicts in insertion order (a module's parameters() is built
+    in registration order), lists and tuples by index, other nodes in pytree order.
+    PyTorch numbers optimiser state this way; pytree leaves sort dict keys."""
+    index = {path: i for i, (path, _) in enumerate(tree.leaves_with_path(ptree))}
+    perm = []
+    stack = [((), ptree)]
+    while stack:
+        path, node = stack.pop()
+        if type(node) in (dict, OrderedDict, list, tuple):
+            items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            stack.extend((path + (k,), v) for k, v in reversed(items))
+        elif path in index:
+            perm.append(index[path])
+        else:  # another container: its leaves in pytree order
+            perm.extend(index[path + sub] for sub, _ in tree.leaves_with_path(node))
+    if sorted(perm) != list(range(len(index))):
+        # a node type whose paths do not compose as above: fall back to pytree order
+        return list(range(len(index)))
+    return perm
+
+
+def _reject_detached_names(cls, src):
+    """A list made from a module's parameter listing has lost the module: stepping it
+    would update a copy the module never sees, so say what to pass instead."""
+    if not isinstance(src, (list, tuple)) or not src:
+        return
+    if all(isinstance(x, str) for x in src):
+        raise TypeError(f"{cls}: got a list of names {list(src)[:3]}...: iterating "
+                        f"model.parameters() gives its keys; pass the module, or "
+                        f"model.parameters() itself, so that step() updates the module")
+    if all(isinstance(x, tuple) and len(x) == 2 and isinstance(x[0], str) for x in src):
+        raise TypeError(f"{cls}: got a list of (name, array) pairs: the list no longer knows its "
+                        f"module, so step() could not update it; pass the module, "
+                        f"model.parameters() or model.named_parameters() itself")
 
 
 class ParamGroup(dict):
@@ -139,7 +198,7 @@ class Optimizer:
             groups = list(params)
             self._grouped = True
         else:
-            if not _is_module(params) and not isinstance(params, (dict, list, tuple)) \
+            if _module_source(params) is None and not isinstance(params, (dict, list, tuple)) \
                     and hasattr(params, "__iter__") and not _ops.is_array(params):
                 params = list(params)
             groups = [{"params": params}]
@@ -196,16 +255,19 @@ class Optimizer:
         if "params" not in param_group:
             raise ValueError(f"{cls}: a parameter group needs a 'params' entry")
         src = param_group["params"]
-        module = src if _is_module(src) else None
+        source = _module_source(src)
+        module, read = source if source is not None else (None, None)
         if module is not None:
-            _module_setter(module)
-            if any(s["module"] is module for s in self._slots):
+            ptree = read()
+            ids = {id(v) for v in tree.leaves(ptree)}
+            if any(s["module"] is not None and ids & {id(v) for v in tree.leaves(s["read"]())}
+                   for s in self._slots):
                 raise ValueError(f"{cls}: some parameters appear in more than one parameter group")
-            ptree = module.parameters()
         else:
             if _ops.is_array(src):
                 raise TypeError(f"{cls}: params must be a pytree of arrays (e.g. a dict or a list), "
                                 f"not a single array; wrap it as [x]")
+            _reject_detached_names(cls, src)
             ptree = src
         ptree = self._check_params(ptree)
         group = ParamGroup(self)
@@ -218,7 +280,7 @@ class Optimizer:
                 group[k] = v
         tx = self._build(group)
         self.param_groups.append(group)
-        self._slots.append({"module": module, "tx": tx, "state": tx.init(ptree)})
+        self._slots.append({"module": module, "read": read, "tx": tx, "state": tx.init(ptree)})
         if len(self.param_groups) > 1:
             self._grouped = True
         self._compiled = None
@@ -256,7 +318,7 @@ class Optimizer:
     def params(self):
         """The current parameters: one pytree, or a list of the groups' pytrees when the
         optimizer was given parameter groups."""
-        trees = [s["module"].parameters() if s["module"] is not None else g["params"]
+        trees = [s["read"]() if s["module"] is not None else g["params"]
                  for g, s in zip(self.param_groups, self._slots)]
         return trees if self._grouped else trees[0]
 
@@ -323,11 +385,23 @@ class Optimizer:
             raise ValueError(f"update_fn expects one params tree, grads tree and state per "
                              f"parameter group ({len(self._slots)})")
         new_p, new_s = [], []
-        for slot, p, g, s in zip(self._slots, ps, gs, state):
+        for i, (slot, p, g, s) in enumerate(zip(self._slots, ps, gs, state)):
+            self._check_grad_shapes(i, g, p)
             u, s = slot["tx"].update(g, s, p)
             new_p.append(apply_updates(p, u))
             new_s.append(s)
         return (new_p if self._grouped else new_p[0]), new_s
+
+    def _check_grad_shapes(self, group_index, grads, params):
+        check_same_structure(grads, params, "grads", "params")
+        for (path, g), p in zip(tree.leaves_with_path(grads), tree.leaves(params)):
+            gs, ps = tuple(get_aval(g).shape), tuple(get_aval(p).shape)
+            if gs != ps:
+                where = f" in parameter group {group_index}" if self._grouped else ""
+                raise ValueError(f"{type(self).__name__}.step: the gradient for parameter "
+                                 f"{'.'.join(str(k) for k in path) or '<root>'}{where} has shape {gs} "
+                                 f"but the parameter has shape {ps}; grads must be shaped like "
+                                 f"opt.params")
 
     # --- the stateful API -----------------------------------------------------------
 
@@ -387,7 +461,9 @@ class Optimizer:
     def state_dict(self) -> dict:
         """The optimizer state in PyTorch's layout:
         `{"state": {index: {"step": ..., "exp_avg": ..., ...}}, "param_groups": [{..., "params": [index, ...]}]}`.
-        Parameters are numbered across groups in pytree-leaf order.
+        Parameters are numbered across groups in registration order, as PyTorch
+        numbers them: a module's parameters as `named_parameters()` lists them, a
+        dict's in insertion order, a list's by position.
 
         Example:
             >>> import ember.numpy as enp
@@ -403,7 +479,7 @@ class Optimizer:
             index += n
             st = slot["state"]
             if int(st.count) > 0:
-                per = [dict() for _ in range(n)]
+                per = [dict() for _ in range(n)]  # in pytree-leaf order
                 for name, v in self._exported_fields(group, st.inner_state):
                     if name == "step":
                         for d in per:
@@ -416,9 +492,9 @@ class Optimizer:
                     else:
                         for d, leaf in zip(per, tree.leaves(v)):
                             d[name] = leaf
-                for i, d in zip(ids, per):
-                    if d:
-                        state[i] = d
+                for i, leaf_index in zip(ids, _registration_order(ptree)):
+                    if per[leaf_index]:
+                        state[i] = per[leaf_index]
             g = {k: (tuple(v) if isinstance(v, list) else v) for k, v in group.items() if k != "params"}
             g["params"] = ids
             groups.append(g)
@@ -455,11 +531,11 @@ class Optimizer:
             for k, v in sg.items():
                 if k != "params" and k not in _TORCH_PERF_FLAGS:
                     group[k] = tuple(v) if isinstance(v, list) else v
-            entries = []
-            for i in sg["params"]:
+            entries = [None] * len(sg["params"])  # in pytree-leaf order
+            for i, leaf_index in zip(sg["params"], _registration_order(ptree)):
                 e = saved_state.get(i, saved_state.get(str(i))) or {}
                 # PyTorch may store None for a buffer it has not created yet
-                entries.append({k: v for k, v in e.items() if v is not None})
+                entries[leaf_index] = {k: v for k, v in e.items() if v is not None}
             new_states.append(self._import_group(slot, ptree, entries))
         for slot, s in zip(self._slots, new_states):
             slot["state"] = s
@@ -599,7 +675,11 @@ class AdamW(Optimizer):
 
 class NAdam(Optimizer):
     """NAdam, `torch.optim.NAdam`'s arguments and formula (momentum_decay,
-    decoupled_weight_decay for NAdamW).
+    decoupled_weight_decay for NAdamW).  The momentum product `mu_product` is
+    float64 and exact; PyTorch keeps it as a float32 scalar unless its default
+    dtype is float64, so a float64 run matches PyTorch under
+    `torch.set_default_dtype(torch.float64)` (to ~1e-16) and differs from its
+    float32 default by ~1e-10 per step.
 
     Example:
         >>> import ember.numpy as enp

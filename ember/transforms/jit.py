@@ -26,6 +26,7 @@ from ..fx.passes import optimize
 from ..fx.prims.rules import instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
+from . import captured_state
 from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
@@ -154,7 +155,8 @@ def _show_static(static):
 
 
 class _Entry:
-    __slots__ = ("graph", "consts", "out_tree", "cacheable", "const_buffers", "out_avals")
+    __slots__ = ("graph", "consts", "out_tree", "cacheable", "const_buffers", "out_avals",
+                 "guards", "warned")
 
 
 class JitFunction:
@@ -281,13 +283,15 @@ class JitFunction:
             if entry.cacheable:
                 self._cache[key] = entry
             self._log_compile(key, in_tree, avals, static)
+        if entry.guards:  # captured module state: warn if it changed since tracing
+            captured_state.check(entry, getattr(self.fun, "__qualname__", "fun"))
         if current_trace() is _EVAL and entry.cacheable and all(type(o) is Array for o in ops):
             # Fast path for concrete CPU arrays outside any transform: exactly what the
             # eval trace would do for jit_call, without the generic dispatch.
             dev = ops[0]._device if ops else None
             if dev is None or dev.platform == "cpu":
                 exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
-                if (not kwargs and not self.static_argnums and not self.static_argnames
+                if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
                         and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf())
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
@@ -317,7 +321,8 @@ class JitFunction:
 
         names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
                                with_kwargs=True)
-        closed = trace_flat(flat, avals, arg_names=names, fun_desc=self._desc())
+        with captured_state.recording() as guards:
+            closed = trace_flat(flat, avals, arg_names=names, fun_desc=self._desc())
         closed = optimize(closed)
         g, consts = consts_to_inputs(closed)
         e = _Entry()
@@ -327,6 +332,7 @@ class JitFunction:
             getattr(c, "_value", None) if getattr(c, "_value", None) is not None else np.asarray(c)
             for c in consts]
         e.out_avals = list(g.out_avals)
+        e.guards, e.warned = tuple(guards), False
         self.compile_count += 1
         return e
 
@@ -373,7 +379,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     accepted for JAX compatibility; ember does not reuse donated buffers yet,
     so it has no effect.  `backend="reference"` runs the numpy interpreter
     instead of native code (for debugging).  Set EMBER_LOG_COMPILES=1 to see
-    every compile and why it happened.
+    every compile and why it happened.  An object whose class defines
+    `__ember_jit__` compiles through it: `jit(model)` for an `nn.Module` reads the
+    module's current parameters on every call, and a function that called a module
+    while traced warns (`StaleCaptureWarning`) once that module's state changes.
 
     Example:
         >>> import ember.numpy as enp
@@ -386,4 +395,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums, backend=backend)
+    own = getattr(type(fun), "__ember_jit__", None)  # e.g. nn.Module: state as inputs
+    if own is not None:
+        return own(fun, static_argnums=static_argnums, static_argnames=static_argnames, backend=backend)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)

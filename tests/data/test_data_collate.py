@@ -116,9 +116,9 @@ def test_ember_like_arrays_are_collated():
 
 
 def test_errors():
-    with pytest.raises(RuntimeError, match="equal size"):
+    with pytest.raises(ValueError, match=r"equal size, but got \(2,\) at entry 0 and \(3,\) at entry 1"):
         default_collate([np.zeros(2), np.zeros(3)])
-    with pytest.raises(RuntimeError, match="equal size"):
+    with pytest.raises(ValueError, match="entry 0 has 2 items and entry 1 has 1"):
         default_collate([(1, 2), (1,)])
     with pytest.raises(TypeError, match="found object"):
         default_collate([object(), object()])

@@ -65,8 +65,11 @@ def test_missing_super_init_is_explained():
         def __init__(self):
             self.fc = nn.Linear(1, 1)
 
-    with pytest.raises(AttributeError, match="super"):
+    with pytest.raises(nn.ModuleInitError, match=r"Bad2: cannot assign the submodule 'fc'.*super\(\).__init__\(\) at the "
+                                                 r"start of Bad2.__init__") as err:
         Bad2()
+    assert isinstance(err.value, TypeError)
+    assert not hasattr(Bad2.__new__(Bad2), "fc")  # still an AttributeError for hasattr
 
     class Bad3(nn.Module):
         def __init__(self):
@@ -76,8 +79,10 @@ def test_missing_super_init_is_explained():
             return self.missing
 
     m = Bad3()
-    with pytest.raises(AttributeError, match="super"):
+    with pytest.raises(nn.ModuleInitError, match="Bad3"):
         m.parameters()
+    with pytest.raises(TypeError, match="Bad3"):
+        m.named_parameters().__next__()
 
 
 def test_traversal_and_shared_modules():

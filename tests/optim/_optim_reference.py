@@ -261,8 +261,10 @@ def mlp_problem():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(16, 4))
     y = np.sin(x.sum(axis=1, keepdims=True))
-    params = {"l1": {"w": rng.normal(size=(4, 8)) * 0.5, "b": np.zeros(8)},
-              "l2": {"w": rng.normal(size=(8, 1)) * 0.5, "b": np.zeros(1)}}
+    # keys inserted in sorted order, so a torch parameter list in pytree-leaf order is
+    # also in registration order (what optimiser state_dicts number by)
+    w1, w2 = rng.normal(size=(4, 8)) * 0.5, rng.normal(size=(8, 1)) * 0.5
+    params = {"l1": {"b": np.zeros(8), "w": w1}, "l2": {"b": np.zeros(1), "w": w2}}
 
     def grad_fn(p):
         h_pre = x @ p["l1"]["w"] + p["l1"]["b"]

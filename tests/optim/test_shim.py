@@ -160,7 +160,8 @@ def test_state_dict_layout_is_pytorchs():
     assert set(sd["state"]) == {0, 1, 2, 3}
     assert sorted(sd["state"][0]) == ["exp_avg", "exp_avg_sq", "step"]
     assert float(sd["state"][3]["step"]) == 1.0
-    # leaf order of {"b", "w"}: index 0 is l1's bias
+    # registration (insertion) order of {"b": ..., "w": ...}: index 0 is l1's bias
+    # (tests/optim/test_state_dict_order.py covers an order that differs from sorted)
     assert sd["state"][0]["exp_avg"].shape == (8,) and sd["state"][1]["exp_avg"].shape == (4, 8)
 
 

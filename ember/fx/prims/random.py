@@ -5,6 +5,8 @@ function as one equation whose reference implementation is numpy uint32
 wrap-around arithmetic (bit-identical; `ember.random.set_threefry_impl("primitive")`
 selects it for shorter graphs and faster eager draws).  The composite is registered
 as the primitive's backend-neutral expansion (`threefry2x32_p.lowerings["expand"]`).
+`sampler_math` is the samplers' transcendental step (log, log1p, exp, erf,
+erf_inv), evaluated by the eager implementation on every path.
 
 Example:
     >>> import numpy as np
@@ -140,3 +142,84 @@ def threefry2x32_composite(k0, k1, x0, x1):
 
 
 threefry2x32_p.lowerings["expand"] = threefry2x32_composite
+
+
+# --- the transcendental step of the samplers -----------------------------------------
+#
+# A sampler turns uniform bits into, e.g., -log1p(-u).  Compiled kernels evaluate
+# `log1p` with their own vectorised approximations, which can differ from the eager
+# (numpy) result by an ulp -- and the same key must give the same numbers eagerly and
+# under jit.  `sampler_math` is that step as one primitive whose only implementation
+# is the eager one (the elementwise primitive's numpy impl, half precision included):
+# no backend has a native rule for it, so compiled programs run it as a library step
+# on whole buffers and every path computes the same function on the same values.
+# Everything else in a sampler is integer arithmetic, + - * / and sqrt, which are
+# exact (correctly rounded) everywhere.
+
+sampler_math_p = Primitive("sampler_math")
+
+
+def _elementwise(fn):
+    from . import elementwise as ew
+    return {"log": ew.log_p, "log1p": ew.log1p_p, "exp": ew.exp_p, "erf": ew.erf_p,
+            "erf_inv": ew.erf_inv_p}[fn]
+
+
+def _sm_abstract(x, *, fn):
+    return _elementwise(fn).abstract_eval(x)
+
+
+def _sm_impl(x, *, fn):
+    return _elementwise(fn).impl(x)
+
+
+def _sm_batch(axis_size, args, dims, *, fn):
+    return sampler_math_p.bind(args[0], fn=fn), dims[0]
+
+
+def _sm_jvp(primals, tangents, *, fn):
+    from . import elementwise as ew
+    (x,), (g,) = primals, tangents
+    ans = sampler_math_p.bind(x, fn=fn)
+    if type(g) is Zero:
+        return ans, g
+    d = get_aval(ans).dtype
+
+    def c(v):
+        return np.asarray(v, d)[()]
+
+    if fn == "log":
+        t = ew.div(g, x)
+    elif fn == "log1p":
+        t = ew.div(g, ew.add(x, c(1.0)))
+    elif fn == "exp":
+        t = ew.mul(g, ans)
+    elif fn == "erf":
+        t = ew.mul(g, ew.mul(c(2.0 / np.sqrt(np.pi)), ew.exp(ew.neg(ew.mul(x, x)))))
+    else:  # erf_inv
+        t = ew.mul(g, ew.mul(c(np.sqrt(np.pi) / 2.0), ew.exp(ew.mul(ans, ans))))
+    return ans, t
+
+
+sampler_math_p.abstract_eval = _sm_abstract
+sampler_math_p.impl = _sm_impl
+sampler_math_p.batch = _sm_batch
+sampler_math_p.jvp = _sm_jvp
+sampler_math_p.not_applicable.add("transpose")
+
+SAMPLER_MATH = ("log", "log1p", "exp", "erf", "erf_inv")
+
+
+def sampler_math(fn, x):
+    """`fn(x)` for fn in "log", "log1p", "exp", "erf", "erf_inv", computed by the
+    eager (numpy) implementation on every path, so samplers built on it give
+    bit-identical numbers eagerly, under jit and under vmap.
+
+    Example:
+        >>> import numpy as np
+        >>> float(sampler_math("log1p", np.float32(0.5))) == float(np.log1p(np.float32(0.5)))
+        True
+    """
+    if fn not in SAMPLER_MATH:
+        raise ValueError(f"sampler_math: fn must be one of {', '.join(SAMPLER_MATH)}, got {fn!r}")
+    return sampler_math_p.bind(x, fn=fn)

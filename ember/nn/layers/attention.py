@@ -51,7 +51,8 @@ class MultiheadAttention(Module):
         self.num_heads, self.dropout, self.batch_first = int(num_heads), float(dropout), batch_first
         self.head_dim = embed_dim // num_heads
         if self.head_dim * num_heads != embed_dim:
-            raise ValueError("embed_dim must be divisible by num_heads")
+            raise ValueError(f"embed_dim must be divisible by num_heads, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads}")
         d = param_dtype(dtype)
         if not self._qkv_same_embed_dim:
             self.q_proj_weight = place(init.zeros_((embed_dim, embed_dim), dtype=d), device)

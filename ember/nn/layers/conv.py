@@ -15,7 +15,7 @@ from ..functional.conv import _conv
 from .. import init
 from ..functional._util import tuple_n
 from ..module import Module
-from ._common import init_keys, param_dtype, place
+from ._common import check_sizes, init_keys, param_dtype, place
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -28,18 +28,25 @@ class _ConvNd(Module):
                  bias, padding_mode, device, dtype, key, output_padding=0):
         super().__init__()
         n = self._nsp
+        name = type(self).__name__
+        check_sizes(name, in_channels=in_channels, out_channels=out_channels,
+                    padding=None if isinstance(padding, str) else padding, output_padding=output_padding)
+        check_sizes(name, 1, kernel_size=kernel_size, stride=stride, dilation=dilation)
         if groups <= 0:
-            raise ValueError("groups must be a positive integer")
+            raise ValueError(f"groups must be a positive integer, got groups={groups}")
         if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
+            raise ValueError(f"in_channels must be divisible by groups, got in_channels={in_channels} "
+                             f"and groups={groups}")
         if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
+            raise ValueError(f"out_channels must be divisible by groups, got out_channels={out_channels} "
+                             f"and groups={groups}")
         if isinstance(padding, str):
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  f"{{'valid', 'same'}}")
             if padding == "same" and any(s != 1 for s in tuple_n(stride, n, "stride")):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise ValueError(f"padding='same' is not supported for strided convolutions, got "
+                                 f"stride={stride}")
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(f"padding_mode must be one of 'zeros', 'reflect', 'replicate' or "
                              f"'circular', but got padding_mode={padding_mode!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._common import init_keys, param_dtype, place
+from ._common import check_sizes, init_keys, param_dtype, place
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
@@ -31,17 +31,20 @@ class Embedding(Module):
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
                  _weight=None, _freeze: bool = False, device=None, dtype=None, *, key=None):
         super().__init__()
+        check_sizes(type(self).__name__, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
+                raise ValueError(f"padding_idx must be within num_embeddings, got padding_idx={padding_idx} "
+                                 f"and num_embeddings={num_embeddings}")
             padding_idx = padding_idx % num_embeddings
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is not None:
             w = F._util.float_arr(_weight)
             if tuple(w.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+                raise ValueError(f"Shape of weight {tuple(w.shape)} does not match (num_embeddings, "
+                                 f"embedding_dim) = {(num_embeddings, embedding_dim)}")
             self.weight = place(w, device)
         else:
             self.weight = place(init.zeros_((num_embeddings, embedding_dim), dtype=param_dtype(dtype)), device)
@@ -73,7 +76,8 @@ class Embedding(Module):
         """
         w = F._util.float_arr(embeddings)
         if w.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise ValueError(f"Embeddings parameter is expected to be 2-dimensional, got shape "
+                             f"{tuple(w.shape)}")
         return cls(w.shape[0], w.shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq,
                    sparse, _weight=w, _freeze=freeze)
 

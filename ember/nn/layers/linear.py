@@ -15,7 +15,7 @@ import numpy as np
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._common import init_keys, param_dtype, place
+from ._common import check_sizes, init_keys, param_dtype, place
 
 __all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
 
@@ -49,6 +49,7 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None, *, key=None):
         super().__init__()
+        check_sizes(type(self).__name__, in_features=in_features, out_features=out_features)
         self.in_features = int(in_features)
         self.out_features = int(out_features)
         d = param_dtype(dtype)
@@ -91,6 +92,9 @@ class Bilinear(Module):
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True,
                  device=None, dtype=None, *, key=None):
         super().__init__()
+        # the initialisation bound is 1 / sqrt(in1_features)
+        check_sizes(type(self).__name__, 1, in1_features=in1_features)
+        check_sizes(type(self).__name__, in2_features=in2_features, out_features=out_features)
         self.in1_features, self.in2_features, self.out_features = in1_features, in2_features, out_features
         d = param_dtype(dtype)
         self.weight = place(init.zeros_((out_features, in1_features, in2_features), dtype=d), device)

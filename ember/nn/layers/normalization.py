@@ -21,7 +21,7 @@ from ... import dtypes as _dt
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ._common import param_dtype, place
+from ._common import check_sizes, param_dtype, place
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
@@ -251,8 +251,11 @@ class GroupNorm(Module):
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  device=None, dtype=None):
         super().__init__()
+        check_sizes(type(self).__name__, 1, num_groups=num_groups)
+        check_sizes(type(self).__name__, num_channels=num_channels)
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"num_channels must be divisible by num_groups, got num_channels="
+                             f"{num_channels} and num_groups={num_groups}")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, float(eps), affine
         d = param_dtype(dtype)
         if affine:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+from ._common import check_sizes
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -25,6 +26,8 @@ class _MaxPool(Module):
         super().__init__()
         if return_indices:
             raise ValueError(f"{type(self).__name__}: return_indices=True is not supported")
+        check_sizes(type(self).__name__, 1, kernel_size=kernel_size, stride=stride, dilation=dilation)
+        check_sizes(type(self).__name__, padding=padding)
         self.kernel_size, self.padding = kernel_size, padding
         self.stride = stride if stride is not None else kernel_size
         self.dilation, self.ceil_mode = dilation, ceil_mode
@@ -75,6 +78,8 @@ class _AvgPool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
         super().__init__()
+        check_sizes(type(self).__name__, 1, kernel_size=kernel_size, stride=stride)
+        check_sizes(type(self).__name__, padding=padding)
         self.kernel_size, self.stride = kernel_size, stride if stride is not None else kernel_size
         self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
         self.divisor_override = divisor_override

@@ -20,7 +20,7 @@ import math
 from .. import functional as F
 from .. import init
 from ..module import Module, next_rng_key
-from ._common import init_keys, param_dtype, place
+from ._common import check_sizes, init_keys, param_dtype, place
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -46,10 +46,12 @@ class RNNBase(Module):
         if proj_size:
             raise ValueError("proj_size is not supported by ember's LSTM")
         if not 0 <= dropout <= 1:
-            raise ValueError("dropout should be a number in range [0, 1] representing the "
-                             "probability of an element being zeroed")
+            raise ValueError(f"dropout should be a number in range [0, 1] representing the "
+                             f"probability of an element being zeroed, got {dropout}")
+        check_sizes(type(self).__name__, input_size=input_size)
         if hidden_size <= 0 or num_layers <= 0:
-            raise ValueError("hidden_size and num_layers must be positive")
+            raise ValueError(f"hidden_size and num_layers must be positive, got hidden_size={hidden_size} "
+                             f"and num_layers={num_layers}")
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
