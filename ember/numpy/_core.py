@@ -101,9 +101,10 @@ def _host_array(obj, dtype) -> np.ndarray:
         if bad is not None:
             raise _int_overflow(bad, _dt.default_int, "asarray",
                                 "pass dtype=ember.numpy.int64 (the default integer is int32)")
-    if dtype is None and a.dtype.kind == "f" and a.size and np.nanmax(np.abs(a)) >= 2.0 ** 63:
+    if dtype is None and a.dtype.kind == "f" and a.size and np.abs(a).max() >= 2.0 ** 63:
         # numpy makes float64 of ints beyond int64 mixed with negatives ([2**63, -1]);
-        # those ints must not become float32 silently
+        # those ints must not become float32 silently (a NaN max compares False, but
+        # data holding a NaN holds a float, which the check below accepts anyway)
         bad = None if _holds_float(obj) else _first_out_of_range(obj, _dt.default_int,
                                                                    ints_only=True)
         if bad is not None:

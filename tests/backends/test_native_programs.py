@@ -557,13 +557,19 @@ def test_native_pool_goes_serial_when_workers_do_not_help():
     addr = ctypes.cast(kernel, ctypes.c_void_p).value
     pool = NativePool(2)
     try:
-        for _ in range(NativePool.MISSES):
+        # MISSES unhelpful jobs in a row switch to serial; a loaded machine can make
+        # one job look helpful (the caller descheduled mid-chunk), so allow retries
+        for _ in range(20 * NativePool.MISSES):
             pool.run(addr, 0, 8, 1)
+            if pool._serial_left:
+                break
+        assert pool._serial_left == NativePool.SERIAL_JOBS
         seen.clear()
+        before = pool.serial_jobs
         for _ in range(NativePool.SERIAL_JOBS):
             pool.run(addr, 0, 8, 1)
         assert set(seen) == {main} and len(seen) == NativePool.SERIAL_JOBS   # whole range per call
-        assert pool.serial_jobs == NativePool.SERIAL_JOBS
+        assert pool.serial_jobs - before == NativePool.SERIAL_JOBS
     finally:
         pool.shutdown()
 
