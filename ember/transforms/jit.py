@@ -21,7 +21,7 @@ from .. import config
 from ..array import Array, wrap_buffer
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
-from ..fx.ir import ClosedGraph, Graph
+from ..fx.ir import ClosedGraph, Graph, hashable_key
 from ..fx.passes import optimize
 from ..fx.prims.rules import instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
@@ -250,7 +250,8 @@ class JitFunction:
             o, a = _to_operand(x)
             ops.append(o)
             avals.append(a)
-        key = (in_tree, tuple(avals), static, self.backend)
+        # static floats by bits: f(0.0) and f(-0.0) may differ
+        key = (in_tree, tuple(avals), hashable_key(static), self.backend)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, static, nums, in_tree, avals)
@@ -321,10 +322,10 @@ class JitFunction:
                     if a != b:
                         diffs.append(f"argument leaf {i}: {a.str_short()}{' weak' if a.weak_type else ''}"
                                      f" -> {b.str_short()}{' weak' if b.weak_type else ''}")
-            if p_static != static:
+            if hashable_key(p_static) != hashable_key(static):
                 diffs.append(f"static arguments changed: {p_static} -> {static}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
-        self._last_keys[name] = key
+        self._last_keys[name] = (in_tree, tuple(avals), static, self.backend)
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
               file=sys.stderr)
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...fx.ir import constant_key, hashable_key
+
 
 class E(tuple):
     """An expression node, hash-consed: structurally equal nodes are one object.
@@ -38,15 +40,21 @@ class E(tuple):
     Expressions are DAGs with heavy sharing (a value used twice per round of a
     hash function doubles the tree each round).  Plain tuples hash and compare
     their whole tree on every dict lookup, which is exponential on such DAGs;
-    interned nodes hash and compare by identity in O(1).
+    interned nodes hash and compare by identity in O(1).  Constants are keyed by
+    dtype and bits (`constant_key`), never by `==`: `0.0 == -0.0`, and merging
+    the two would change `1/x`.
     """
     __slots__ = ()
 
     def __new__(cls, *items):
-        key = tuple((_NODE, id(x)) if type(x) is E else x for x in items)
+        if items[0] == "const":
+            key = ("const", constant_key(items[1], items[2]))
+        else:
+            key = tuple((_NODE, id(x)) if type(x) is E else x if type(x) in _PLAIN else hashable_key(x)
+                        for x in items)
         try:
             hit = _INTERN.get(key)
-        except TypeError:  # an unhashable constant: do not intern
+        except TypeError:  # an unhashable param: do not intern
             return tuple.__new__(cls, items)
         if hit is None:
             hit = _INTERN[key] = tuple.__new__(cls, items)
@@ -63,6 +71,7 @@ class E(tuple):
 
 
 _NODE = object()
+_PLAIN = (str, int)
 _INTERN: dict = {}
 
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ...dtypes import short_name
+from ...fx.ir import constant_key
 from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
@@ -103,27 +106,52 @@ def fingerprint(prog: Program) -> str:
         >>> fingerprint(Program([], [], [], [], [])) == fingerprint(Program([], [], [], [], []))
         True
     """
-    refs: dict = {}
+    refs: dict = {}   # id(tuple) -> "%n", one line per distinct node
+    inline: dict = {}  # id(list or dataclass) -> its text
     lines = [repr([(b.shape, str(b.dtype)) for b in prog.buffers])]
 
-    def ref(x):
-        if isinstance(x, tuple):
-            r = refs.get(id(x))
-            if r is None:
-                parts = ",".join(ref(y) for y in x)
-                r = refs[id(x)] = f"%{len(refs)}"
-                lines.append(f"{r}=({parts})")
-            return r
-        if isinstance(x, list):
-            return "[" + ",".join(ref(y) for y in x) + "]"
+    def composite(x):
+        return isinstance(x, (tuple, list)) or (dataclasses.is_dataclass(x) and not isinstance(x, type))
+
+    def children(x):
         if dataclasses.is_dataclass(x):
-            return type(x).__name__ + "{" + ",".join(f"{f.name}:{ref(getattr(x, f.name))}"
-                                                     for f in dataclasses.fields(x)) + "}"
-        if isinstance(x, float):
-            return x.hex()
+            return [getattr(x, f.name) for f in dataclasses.fields(x)]
+        return list(x)
+
+    def text(x):
+        if isinstance(x, tuple):
+            return refs[id(x)]
+        if composite(x):
+            return inline[id(x)]
+        if isinstance(x, (float, np.floating)):
+            # bits, so -0.0 and NaN payloads are told apart
+            return "f" + constant_key(x, np.asarray(x).dtype)[2].hex()
         return repr(x)
+
+    # post-order, left to right, with an explicit stack: expression DAGs can be
+    # deeper than Python's recursion limit (long fused chains)
+    def render(root):
+        stack = [(root, False)]
+        while stack:
+            x, expanded = stack.pop()
+            if id(x) in refs or id(x) in inline:
+                continue
+            kids = children(x)
+            if not expanded:
+                stack.append((x, True))
+                stack.extend((c, False) for c in reversed(kids) if composite(c))
+                continue
+            if isinstance(x, tuple):
+                r = refs[id(x)] = f"%{len(refs)}"
+                lines.append(f"{r}=({','.join(text(c) for c in kids)})")
+            elif isinstance(x, list):
+                inline[id(x)] = "[" + ",".join(text(c) for c in kids) + "]"
+            else:
+                inline[id(x)] = type(x).__name__ + "{" + ",".join(
+                    f"{f.name}:{text(c)}" for f, c in zip(dataclasses.fields(x), kids)) + "}"
+        return text(root)
 
     for s in prog.steps:
         if not isinstance(s, LibraryStep):
-            lines.append(ref(s))
+            lines.append(render(s))
     return "\n".join(lines)
