@@ -7,7 +7,9 @@ numpy array costs no address lookup; see executable.py); [start, stop) ranges
 over the outermost loop, which the runtime splits across threads.
 
 Numeric semantics match the numpy reference: float16/bfloat16 are stored in
-their format, computed in float32 and rounded after every primitive; integer
+their format, computed in float32 and rounded after every primitive (float64 and
+32/64-bit integers convert to them with one rounding: to odd into float32 first,
+then to nearest even, as the reference does); integer
 division by zero gives -1 (remainder: the dividend); float->int conversion
 truncates and saturates with NaN -> 0; max/min propagate NaN.  Reductions put
 `reassoc` on the accumulating operation only (so they vectorise) and no other
@@ -268,6 +270,8 @@ class _KernelEmitter:
             r = self.const(e[1], e[2])
         elif t == "index":
             r = self.convert(self.index(e[1]), np.dtype(np.int64), e[2])
+            if np.dtype(e[2]) in (_dt.float16, _dt.bfloat16):
+                r = self.round_lowp(r, e[2])
         elif t == "op":
             r = self.op(e[1], dict(e[2]), e[3], e[4:])
             if np.dtype(e[3]) in (_dt.float16, _dt.bfloat16):
@@ -301,6 +305,12 @@ class _KernelEmitter:
             if _is_float(dst):
                 return b.uitofp(v, td)
             return b.zext(v, td)
+        if dst in (_dt.float16, _dt.bfloat16) and (src == _dt.float64 or (not _is_float(src) and ts.width > 16)):
+            # one rounding to the half format: round to odd into float32 (exact, or
+            # inexact with the sticky last bit set), then the caller's float32 -> half
+            # rounding to nearest even is the correctly rounded result (float32 keeps
+            # more than the half format's bits + 2, which is what round-to-odd needs)
+            return self._to_f32_odd(v, src)
         if _is_float(src) and _is_float(dst):
             if ts == td:
                 return v
@@ -319,6 +329,41 @@ class _KernelEmitter:
         if td.width < ts.width:
             return b.trunc(v, td)
         return b.sext(v, td) if _is_signed(src) else b.zext(v, td)
+
+    def _to_f32_odd(self, v, src):
+        """`v` (float64, or an integer of 32/64 bits) rounded to float32 *to odd*:
+        truncated toward zero with the last bit set when inexact.  NaN stays NaN."""
+        b = self.b
+        if _is_float(src):
+            t = b.fptrunc(v, F32)
+            back = b.fpext(t, F64)
+            inexact = b.fcmp_ordered("!=", back, v)
+            toward_zero = b.fcmp_ordered(">", self.intrinsic("llvm.fabs", F64, [back]),
+                                         self.intrinsic("llvm.fabs", F64, [v]))
+            bits = b.bitcast(t, I32)
+            bits = b.select(toward_zero, b.sub(bits, ir.Constant(I32, 1)), bits)
+            bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
+            return b.bitcast(bits, F32)
+        # integers: keep the top 24 significant bits of |v|, or-ing the dropped
+        # ones into the last kept bit, and scale back by the dropped power of two
+        ty = v.type
+        w = ty.width
+        neg = b.icmp_signed("<", v, ir.Constant(ty, 0)) if _is_signed(src) else ir.Constant(I1, 0)
+        a = b.select(neg, b.neg(v), v) if _is_signed(src) else v
+        ctlz = self.m.globals.get(f"llvm.ctlz.i{w}")
+        if ctlz is None:
+            ctlz = ir.Function(self.m, ir.FunctionType(ty, [ty, I1]), name=f"llvm.ctlz.i{w}")
+        shift = b.sub(ir.Constant(ty, w - 24), b.call(ctlz, [a, ir.Constant(I1, 0)]))
+        shift = b.select(b.icmp_signed("<", shift, ir.Constant(ty, 0)), ir.Constant(ty, 0), shift)
+        dropped = b.and_(a, b.sub(b.shl(ir.Constant(ty, 1), shift), ir.Constant(ty, 1)))
+        m = b.or_(b.lshr(a, shift), b.zext(b.icmp_unsigned("!=", dropped, ir.Constant(ty, 0)), ty))
+        f = b.uitofp(m, F32)
+        # 2**shift (shift <= 40) as a float32 built from its exponent field
+        biased = b.add(shift, ir.Constant(ty, 127))
+        biased = b.trunc(biased, I32) if w > 32 else biased
+        scale = b.bitcast(b.shl(biased, ir.Constant(I32, 23)), F32)
+        f = b.fmul(f, scale)
+        return b.select(neg, b.fneg(f), f)
 
     # --- primitives ------------------------------------------------------------------------------
     def intrinsic(self, name, ty, args):
