@@ -320,8 +320,12 @@ def _gemm_plan(eq):
 # A product contracting at most DOT_FUSE_MAX_K elements (outer products, k = 1
 # or 2) is written out as an expression and fuses like elementwise code: a BLAS
 # call costs about a microsecond, and vmap of per-example gradients makes
-# hundreds of 64x1 @ 1x32 outer products.
+# hundreds of 64x1 @ 1x32 outer products.  Float products fuse only for k = 1
+# (one correctly rounded product, which is what the gemm's overflow recomputation
+# gives too): a written-out sum of two products could overflow where the exact
+# result does not, and only the gemm step recomputes such elements.
 DOT_FUSE_MAX_K = 2
+DOT_FUSE_MAX_K_FLOAT = 1
 
 
 def _dot_fuses(eq):
@@ -330,7 +334,7 @@ def _dot_fuses(eq):
     if d.kind not in "fiu" or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d or rhs.aval.dtype != d:
         return False
     (lc, _), _ = eq.params["dimension_numbers"]
-    return math.prod(lhs.aval.shape[i] for i in lc) <= DOT_FUSE_MAX_K
+    return math.prod(lhs.aval.shape[i] for i in lc) <= (DOT_FUSE_MAX_K_FLOAT if d.kind == "f" else DOT_FUSE_MAX_K)
 
 
 def _dot_indices(eq, out_idx, contract_idx):

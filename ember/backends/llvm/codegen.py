@@ -31,6 +31,7 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
+from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
 from . import blas, mathlib, packed_gemm
@@ -761,8 +762,9 @@ class _KernelEmitter:
             a_off = b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk)))
             b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
             c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
-            product(k.trans_a, k.trans_b, rows, cols, kk, b.gep(A, [a_off], inbounds=True), lda,
-                    b.gep(B, [b_off], inbounds=True), ldb, b.gep(C, [c_off], inbounds=True), n)
+            ab, bb, cb = b.gep(A, [a_off], inbounds=True), b.gep(B, [b_off], inbounds=True), b.gep(C, [c_off], inbounds=True)
+            product(k.trans_a, k.trans_b, rows, cols, kk, ab, lda, bb, ldb, cb, n)
+            self._fix_nonfinite(dt, rows, cols, kk, ab, lda, k.trans_a, bb, ldb, k.trans_b, cb, n)
             # the epilogues over the block: rows outer, columns inner (contiguous)
             for e in k.epilogue:
                 self._forget()
@@ -793,6 +795,120 @@ class _KernelEmitter:
         else:
             self.loop(self.start, self.stop, task, "task")
         b.ret_void()
+
+    def _fix_nonfinite(self, dt, rows, cols, kk, A, lda, ta, B, ldb, tb, C, ldc):
+        """After a gemm of a rows x cols block: recompute, with the reference's
+        arithmetic (contraction.`_recompute_nonfinite`), every element that is not
+        finite or whose partial sums could overflow (the exponents of its row's and
+        column's largest finite magnitudes, plus log2(k), reach the format's
+        maximum), so an infinity or NaN comes only from an overflowing exact result
+        or from the operands, never from the FMA accumulation's partial sums, and
+        which elements are recomputed does not depend on the accumulation order.
+        Ordinary blocks pay a vectorised scan of the block and of its operands."""
+        b = self.b
+        ty = compute_type(dt)
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+        inf = ir.Constant(ty, float("inf"))
+        limit = c64(_overflow_exponent(dt, kk))
+
+        def at(p, ld, trans, i, j):   # element (i, j) of op(p), stored row-major with stride ld
+            return b.gep(p, [b.add(b.mul(j, c64(ld)), i) if trans else b.add(b.mul(i, c64(ld)), j)], inbounds=True)
+
+        def nonfinite(x):
+            return b.fcmp_unordered("uge", self.intrinsic("llvm.fabs", ty, [x]), inf)
+
+        flag = self._alloca(I32)
+        b.store(ir.Constant(I32, 0), flag)
+
+        def scan_row(r):
+            self.loop(c64(0), cols, lambda c: b.store(
+                b.or_(b.load(flag), b.zext(nonfinite(b.load(at(C, ldc, False, r, c))), I32)), flag), "nf1")
+        self.loop(c64(0), rows, scan_row, "nf0")
+        # could any element's partial sums overflow?  (the block's largest operands,
+        # visited in memory order)
+        def block_walk(p, ld, trans, n_i, n_j, name):
+            # op(p) is n_i x n_j; stored row-major as n_j x n_i when transposed
+            def walk(f):
+                if trans:
+                    self.loop(c64(0), n_j, lambda j: self.loop(c64(0), n_i, lambda i: f(at(p, ld, True, i, j)),
+                                                               name + "1"), name + "0")
+                else:
+                    self.loop(c64(0), n_i, lambda i: self.loop(c64(0), n_j, lambda j: f(at(p, ld, False, i, j)),
+                                                               name + "1"), name + "0")
+            return walk
+        ea_all = self._max_exponent(dt, block_walk(A, lda, ta, rows, c64(kk), "nfa"))
+        eb_all = self._max_exponent(dt, block_walk(B, ldb, tb, c64(kk), cols, "nfb"))
+        risky = b.icmp_signed(">=", b.add(ea_all, eb_all), limit)
+        with b.if_then(b.or_(b.icmp_unsigned("!=", b.load(flag), ir.Constant(I32, 0)), risky), likely=False):
+            def fix(r, c):
+                p = at(C, ldc, False, r, c)
+                bad = nonfinite(b.load(p))
+                with b.if_then(b.or_(bad, risky)):
+                    ea = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(A, lda, ta, r, t)),
+                                                                    "nfr"))
+                    eb = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(B, ldb, tb, t, c)),
+                                                                    "nfc"))
+                    with b.if_then(b.or_(bad, b.icmp_signed(">=", b.add(ea, eb), limit))):
+                        v = self._scaled_dot(kk, ea, eb, lambda t: at(A, lda, ta, r, t), lambda t: at(B, ldb, tb, t, c))
+                        b.store(v if ty == F64 else b.fptrunc(v, ty), p)
+            self.loop(c64(0), rows, lambda r: self.loop(c64(0), cols, lambda c: fix(r, c), "nf3"), "nf2")
+
+    def _load_f64(self, p):
+        x = self.b.load(p)
+        return self.b.fpext(x, F64) if x.type != F64 else x
+
+    def _max_exponent(self, dt, walk):
+        """The exponent e (frexp's: m = f * 2**e, 0.5 <= f < 1), at least 0, of the
+        largest finite magnitude among the elements `walk(visit)` visits (pointers).
+        The maximum is taken over the magnitudes' bit patterns, an integer max that
+        vectorises (for finite floats the orders agree)."""
+        b = self.b
+        ity = _key_type(compute_type(dt))
+        w = ity.width
+        mant = 52 if w == 64 else 23
+        ci = lambda v: ir.Constant(ity, v)  # noqa: E731
+        m = self._alloca(ity)
+        b.store(ci(0), m)
+
+        def visit(p):
+            mag = b.and_(b.bitcast(b.load(p), ity), ci((1 << (w - 1)) - 1))
+            mag = b.select(b.icmp_unsigned("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
+            cur = b.load(m)
+            b.store(b.select(b.icmp_unsigned(">", mag, cur), mag, cur), m)
+        walk(visit)
+        e = b.sub(b.lshr(b.load(m), ci(mant)), ci((1 << (w - mant - 2)) - 2))
+        e = b.select(b.icmp_signed("<", e, ci(0)), ci(0), e)
+        return b.sext(e, I64) if w < 64 else e
+
+    def _scaled_dot(self, kk, ea, eb, a_ptr, b_ptr):
+        """sum_t a[t] * b[t] in float64 with the vectors scaled by 2**-ea and 2**-eb
+        (each as two normal factors) so no product or partial sum overflows, scaled
+        back at the end by three normal factors; the same operations in the same
+        order as contraction.`_recompute_nonfinite`."""
+        b = self.b
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+
+        def pow2(e):
+            return b.bitcast(b.shl(b.add(e, c64(1023)), c64(52)), F64)
+
+        def halves(e):
+            h = b.ashr(e, c64(1))
+            return pow2(b.neg(h)), pow2(b.neg(b.sub(e, h)))
+
+        (a1, a2), (b1, b2) = halves(ea), halves(eb)
+        acc = self._alloca(F64)
+        b.store(ir.Constant(F64, 0.0), acc)
+
+        def step(t):
+            x = b.fmul(b.fmul(self._load_f64(a_ptr(t)), a1), a2)
+            y = b.fmul(b.fmul(self._load_f64(b_ptr(t)), b1), b2)
+            b.store(b.fadd(b.load(acc), b.fmul(x, y)), acc)
+        self.loop(c64(0), c64(kk), step, "nfs")
+        e = b.add(ea, eb)
+        e1 = b.sdiv(e, c64(3))
+        e2 = b.sdiv(b.sub(e, e1), c64(2))
+        e3 = b.sub(b.sub(e, e1), e2)
+        return b.fmul(b.fmul(b.fmul(b.load(acc), pow2(e1)), pow2(e2)), pow2(e3))
 
     def emit_conv(self, k):
         """For each image n in [start, stop): its patch matrices, then one gemm per group."""
