@@ -906,7 +906,13 @@ class _ExprBuilder:
             li, ri = _dot_indices(eq, idx, tuple(iconst(k) for k in ks))
             term = E("op", "mul", (), dtype, self.value(lhs, li), self.value(rhs, ri))
             total = term if total is None else E("op", "add", (), dtype, total, term)
-        return total if total is not None else E("const", _pyval(np.zeros((), dtype)), dtype)
+        if total is None:
+            return E("const", _pyval(np.zeros((), dtype)), dtype)
+        if np.dtype(dtype).kind == "f":
+            # a product's accumulator starts at +0.0 (BLAS, the gemm, numpy's matmul):
+            # a -0.0 product gives +0.0
+            total = E("op", "add", (), dtype, E("const", 0.0, dtype), total)
+        return total
 
     def _iota(self, eq, idx, p):
         return E("index", idx[p["dimension"]], eq.outputs[0].aval.dtype)

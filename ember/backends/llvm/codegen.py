@@ -11,7 +11,8 @@ their format, computed in float32 and rounded after every primitive (float64 and
 32/64-bit integers convert to them with one rounding: to odd into float32 first,
 then to nearest even, as the reference does); integer
 division by zero gives -1 (remainder: the dividend); float->int conversion
-truncates and saturates with NaN -> 0; max/min propagate NaN.  Reductions put
+truncates and saturates with NaN -> 0; max/min are IEEE 754-2019 maximum/minimum
+(NaN propagates, -0.0 < +0.0).  Reductions put
 `reassoc` on the accumulating operation only (so they vectorise) and no other
 fast-math flags anywhere.
 
@@ -486,10 +487,9 @@ class _KernelEmitter:
     def _minmax(self, name, x, y, dt):
         b = self.b
         if _is_float(dt):
-            # numpy semantics: NaN propagates; otherwise the comparison picks.
-            keep_x = b.fcmp_ordered(">=" if name == "max" else "<=", x, y)
-            keep_x = b.or_(keep_x, b.fcmp_unordered("uno", x, x))
-            return b.select(keep_x, x, y)
+            # IEEE 754-2019 maximum/minimum: NaN propagates and -0.0 < +0.0 (the
+            # reference's ieee_maximum/ieee_minimum)
+            return self.intrinsic("llvm.maximum" if name == "max" else "llvm.minimum", x.type, [x, y])
         if x.type == I1:
             return b.or_(x, y) if name == "max" else b.and_(x, y)
         cmp = b.icmp_signed if _is_signed(dt) else b.icmp_unsigned
