@@ -16,42 +16,76 @@ from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, Re
 
 
 def format_index(e) -> str:
+    """An index expression as text (`i0*4 + i1`)."""
+    return _format(e)
+
+
+def format_value(e) -> str:
+    """A value expression as text (`exp(b0[i0])`)."""
+    return _format(e)
+
+
+
+def _parts(e):
     t = e[0]
+    if t in ("+",):
+        return (e[1], e[2])
+    if t in ("*", "/", "%", "clamp", "val", "index"):
+        return (e[1],)
+    if t == "load":
+        return (e[2],)
+    if t == "op":
+        return e[4:]
+    return ()
+
+
+def _format(root) -> str:
+    # post-order with an explicit stack (expressions can be very deep); shared
+    # sub-expressions are printed in full wherever they occur
+    text: dict = {}
+    stack = [root]
+    while stack:
+        e = stack[-1]
+        if id(e) in text:
+            stack.pop()
+            continue
+        todo = [c for c in _parts(e) if id(c) not in text]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        text[id(e)] = _format_node(e, [text[id(c)] for c in _parts(e)])
+    return text[id(root)]
+
+
+def _format_node(e, kids) -> str:
+    t = e[0]
+    paren = lambda c, s: f"({s})" if c[0] == "+" else s  # noqa: E731
     if t == "v":
         return f"i{e[1]}"
     if t == "c":
         return str(e[1])
     if t == "+":
-        return f"{format_index(e[1])} + {format_index(e[2])}"
+        return f"{kids[0]} + {kids[1]}"
     if t == "*":
-        return f"{_paren(e[1])}*{e[2]}"
+        return f"{paren(e[1], kids[0])}*{e[2]}"
     if t == "/":
-        return f"{_paren(e[1])}//{e[2]}"
+        return f"{paren(e[1], kids[0])}//{e[2]}"
     if t == "%":
-        return f"{_paren(e[1])}%{e[2]}"
+        return f"{paren(e[1], kids[0])}%{e[2]}"
     if t == "clamp":
-        return f"clamp({format_index(e[1])}, {e[2]}, {e[3]})"
+        return f"clamp({kids[0]}, {e[2]}, {e[3]})"
     if t == "val":
-        return f"int({format_value(e[1])})"
-    return str(e)
-
-
-def _paren(e):
-    s = format_index(e)
-    return f"({s})" if e[0] == "+" else s
-
-
-def format_value(e) -> str:
-    t = e[0]
+        return f"int({kids[0]})"
     if t == "load":
-        return f"b{e[1]}[{format_index(e[2])}]"
+        return f"b{e[1]}[{kids[0]}]"
     if t == "const":
         return repr(e[1])
     if t == "index":
-        return f"{short_name(e[2])}({format_index(e[1])})"
+        return f"{short_name(e[2])}({kids[0]})"
     if t == "op":
         params = "".join(f"[{k}={v}]" for k, v in e[2])
-        return f"{e[1]}{params}({', '.join(format_value(a) for a in e[4:])})"
+        return f"{e[1]}{params}({', '.join(kids)})"
     return str(e)
 
 

@@ -143,15 +143,28 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
     out_set = {a for a in g.outputs if type(a) is Var}
     expensive: dict[Var, bool] = {}
 
-    def is_expensive(v):
-        if v in materialized or type(v) is not Var or v not in producer:
+    def is_expensive(root):
+        # post-order over producers with an explicit stack: fused chains can be far
+        # deeper than Python's recursion limit
+        def leaf(v):
+            return v in materialized or type(v) is not Var or v not in producer
+        if leaf(root):
             return False
-        r = expensive.get(v)
-        if r is None:
+        stack = [root]
+        while stack:
+            v = stack[-1]
+            if v in expensive:
+                stack.pop()
+                continue
             eq = producer[v]
-            r = eq.prim.name in EXPENSIVE or any(is_expensive(a) for a in eq.inputs if type(a) is Var)
-            expensive[v] = r
-        return r
+            ins = [a for a in eq.inputs if type(a) is Var and not leaf(a)]
+            todo = [a for a in ins if a not in expensive]
+            if todo and eq.prim.name not in EXPENSIVE:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            expensive[v] = eq.prim.name in EXPENSIVE or any(expensive[a] for a in ins)
+        return expensive[root]
 
     # a product whose only use is a transpose to [batch, cols, rows] is computed
     # transposed: the transpose's output is the gemm's buffer
@@ -773,14 +786,28 @@ def _fuse_rows(steps):
     return out
 
 
+class _Need(Exception):
+    """Raised inside `_ExprBuilder._build` for an operand value not built yet."""
+
+    def __init__(self, key):
+        self.key = key
+
+
 class _ExprBuilder:
-    """Builds value expressions by pushing index vectors back through fused equations."""
+    """Builds value expressions by pushing index vectors back through fused equations.
+
+    The walk over producers is iterative (fused chains from unrolled loops or
+    high-order derivatives are tens of thousands of equations deep): an equation
+    that needs an operand not built yet raises `_Need`; the driver builds that
+    operand first and then runs the equation again (its other operands are memo
+    hits by then)."""
 
     def __init__(self, producer, materialized, buf_of, space):
         self.producer = producer
         self.materialized = materialized
         self.buf_of = buf_of
         self.memo = {}
+        self._inside = 0
         # extents of the loop variables, for index simplification
         self.ranges = {k: n for k, n in enumerate(space)}
 
@@ -793,9 +820,31 @@ class _ExprBuilder:
             return E("load", self.buf_of[a], linearize(idx, a.aval.shape), a.aval.dtype)
         key = (a, idx)
         hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self.equation(self.producer[a], idx)
-        return hit
+        if hit is not None:
+            return hit
+        if self._inside:
+            raise _Need(key)
+        return self._build(key)
+
+    def _build(self, root):
+        stack = [root]
+        while stack:
+            key = stack[-1]
+            if key in self.memo:
+                stack.pop()
+                continue
+            a, idx = key
+            self._inside += 1
+            try:
+                r = self.equation(self.producer[a], idx)
+            except _Need as need:
+                stack.append(need.key)
+                continue
+            finally:
+                self._inside -= 1
+            self.memo[key] = r
+            stack.pop()
+        return self.memo[root]
 
     def equation(self, eq, idx):
         name = eq.prim.name

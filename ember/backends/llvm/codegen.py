@@ -171,11 +171,43 @@ class _KernelEmitter:
             self.nest(dims, inner, first_parallel, k + 1, ids)
         self.loop(lo, hi, body, f"i{ids[k]}")
 
-    # --- index expressions -----------------------------------------------------------------
+    # --- expressions ---------------------------------------------------------------------------
     def index(self, e):
+        """The i64 value of index expression `e` (memoised per loop body)."""
         hit = self.imemo.get(e)
         if hit is not None:
             return hit
+        self._emit_dag(e)
+        return self.imemo[e]
+
+    def value(self, e):
+        """The compute-type value of value expression `e` (memoised per loop body)."""
+        hit = self.memo.get(e)
+        if hit is not None:
+            return hit
+        self._emit_dag(e)
+        return self.memo[e]
+
+    def _emit_dag(self, root):
+        """Emit `root` and every sub-expression not emitted yet, operands first, with
+        an explicit stack: fused chains are far deeper than Python's recursion limit.
+        Once a node's operands are in the memo tables, `_index_node`/`_value_node`
+        (which ask `index`/`value` for them) do not recurse."""
+        stack = [root]
+        while stack:
+            e = stack[-1]
+            memo = self.imemo if e[0] in _INDEX_TAGS else self.memo
+            if e in memo:
+                stack.pop()
+                continue
+            todo = [c for c in _operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            memo[e] = self._index_node(e) if memo is self.imemo else self._value_node(e)
+
+    def _index_node(self, e):
         b = self.b
         t = e[0]
         if t == "v":
@@ -200,7 +232,6 @@ class _KernelEmitter:
             r = self.convert(v, e[1][-1] if e[1][0] != "op" else e[1][3], np.dtype(np.int64))
         else:
             raise ValueError(f"unknown index expression {e!r}")
-        self.imemo[e] = r
         return r
 
     # --- values ------------------------------------------------------------------------------
@@ -261,10 +292,7 @@ class _KernelEmitter:
             v = float(np.array(v, dtype=dtype).astype(np.float32))
         return ir.Constant(t, v)
 
-    def value(self, e):
-        hit = self.memo.get(e)
-        if hit is not None:
-            return hit
+    def _value_node(self, e):
         t = e[0]
         if t == "load":
             r = self.load(e[1], e[2], e[3])
@@ -280,7 +308,6 @@ class _KernelEmitter:
                 r = self.round_lowp(r, e[3])
         else:
             raise ValueError(f"unknown value expression {e!r}")
-        self.memo[e] = r
         return r
 
     @staticmethod
@@ -1014,25 +1041,40 @@ def table_ptr(b, argv, bid, ty, name):
 TILE = 16
 
 
+_INDEX_TAGS = frozenset({"v", "c", "+", "*", "/", "%", "clamp", "val"})
+
+
+def _operands(e):
+    """The sub-expressions (index or value) a node's code uses."""
+    t = e[0]
+    if t in ("+",):
+        return (e[1], e[2])
+    if t in ("*", "/", "%", "clamp", "val", "index"):
+        return (e[1],)
+    if t == "load":
+        return (e[2],)
+    if t == "op":
+        return e[4:]
+    return ()
+
+
 def _affine(e):
     """{loop variable: coefficient} of an affine index expression, None otherwise."""
-    t = e[0]
-    if t == "v":
-        return {e[1]: 1}
-    if t == "c":
-        return {}
-    if t == "+":
-        a, c = _affine(e[1]), _affine(e[2])
-        if a is None or c is None:
+    # terms of the sum with their multipliers, walked with a stack
+    out: dict = {}
+    stack = [(e, 1)]
+    while stack:
+        x, k = stack.pop()
+        t = x[0]
+        if t == "v":
+            out[x[1]] = out.get(x[1], 0) + k
+        elif t == "+":
+            stack.extend(((x[1], k), (x[2], k)))
+        elif t == "*":
+            stack.append((x[1], k * x[2]))
+        elif t != "c":
             return None
-        out = dict(a)
-        for v, n in c.items():
-            out[v] = out.get(v, 0) + n
-        return out
-    if t == "*":
-        a = _affine(e[1])
-        return None if a is None else {v: n * e[2] for v, n in a.items()}
-    return None
+    return out
 
 
 def _transposed_dim(k):
