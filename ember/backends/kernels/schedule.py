@@ -120,6 +120,8 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
 
     def kind_of(eq):
         n = eq.prim.name
+        if eq.outputs and all(v.aval.size == 0 for v in eq.outputs) and not eq.prim.multiple_results:
+            return "empty"   # nothing to compute (and operands that may be empty too)
         if n == "dot_general":
             if _dot_fuses(eq):
                 return "fuse"
@@ -171,7 +173,9 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
     absorbed: dict[int, object] = {}  # id(transpose eq) -> its dot_general
     for eq in g.equations:
         k = kinds[id(eq)]
-        if k == "lib":
+        if k == "empty":
+            materialized.update(eq.outputs)
+        elif k == "lib":
             materialized.update(eq.outputs)
             materialized.update(a for a in eq.inputs if type(a) is Var)
         elif k == "gemm":
@@ -195,7 +199,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                     materialized.add(x)
     shared = []   # materialised because expensive and used more than once
     for eq in g.equations:
-        if kinds[id(eq)] in ("lib", "gemm") or id(eq) in absorbed:
+        if kinds[id(eq)] in ("lib", "gemm", "empty") or id(eq) in absorbed:
             continue
         if kinds[id(eq)] in ("scatter", "conv"):
             materialized.add(eq.outputs[0])
@@ -250,6 +254,13 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
 
     for eq in g.equations:
         k = kinds[id(eq)]
+        if k == "empty":
+            # a kernel whose loops run zero times: the buffer gets allocated like
+            # every kernel output, and no operand is read
+            v = eq.outputs[0]
+            body = E("const", _pyval(np.zeros((), v.aval.dtype)), v.aval.dtype)
+            steps.append(MapKernel(kname("empty"), new_buf(v, "temp"), tuple(v.aval.shape), body, []))
+            continue
         if k == "lib":
             ins = [("lit", a.value) if type(a) is Literal else buf_of[a] for a in eq.inputs]
             outs = [new_buf(v, "temp") for v in eq.outputs]
@@ -814,6 +825,10 @@ class _ExprBuilder:
     def value(self, a, idx):
         if type(a) is Literal:
             return E("const", _pyval(a.value), a.aval.dtype)
+        if a.aval.size == 0:
+            # an empty operand of a non-empty result (pad, concatenate): every read of
+            # it is masked out, and a load would be out of bounds
+            return E("const", _pyval(np.zeros((), a.aval.dtype)), a.aval.dtype)
         if a in self.materialized:
             if a.aval.ndim == 0:
                 return E("load", self.buf_of[a], E("c", 0), a.aval.dtype)
