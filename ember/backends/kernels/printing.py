@@ -21,7 +21,12 @@ def format_index(e) -> str:
 
 
 def format_value(e) -> str:
-    """A value expression as text (`exp(b0[i0])`)."""
+    """A value expression as text.
+
+    Example:
+        >>> format_value(("op", "exp", (), "float32", ("load", 0, ("v", 0), "float32")))
+        'exp(b0[i0])'
+    """
     return _format(e)
 
 

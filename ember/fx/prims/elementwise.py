@@ -320,7 +320,12 @@ def order_keys(x, op="max"):
 
 
 def from_order_keys(keys, dtype):
-    """The floats of `order_keys` (the map is its own inverse on bit patterns)."""
+    """The floats of `order_keys` (the map is its own inverse on bit patterns).
+
+    Example:
+        >>> from_order_keys(order_keys(np.array([-0.0, 2.5])), np.float64).tolist()
+        [-0.0, 2.5]
+    """
     keys = np.asarray(keys)
     top = np.array(np.iinfo(keys.dtype).max, keys.dtype)
     return (keys ^ ((keys >> (8 * keys.dtype.itemsize - 1)) & top)).view(np.dtype(dtype))
