@@ -35,6 +35,65 @@ class Var:
         return f"Var({self.count}:{self.aval})"
 
 
+def constant_key(value, dtype) -> tuple:
+    """The identity of a constant: its dtype and raw bits.
+
+    Every place that interns, merges or caches constants keys them with this,
+    never with `==`: `0.0 == -0.0` and `nan != nan`, but the two zeros give
+    different answers (`1/x`, `atan2`) and NaN payloads are data.
+
+    Example:
+        >>> constant_key(0.0, "float32") == constant_key(-0.0, "float32")
+        False
+        >>> constant_key(float("nan"), "float32") == constant_key(float("nan"), "float32")
+        True
+    """
+    d = np.dtype(dtype)
+    return (d.str, d.name, np.asarray(value).astype(d, copy=False).tobytes())
+
+
+def hashable_key(x):
+    """`x` (a hashable Python value: a primitive param, a static argument) with every
+    float replaced by its `constant_key`, so keys built from it tell -0.0 from 0.0
+    and NaN payloads apart.  Nested tuples are walked iteratively.
+
+    Example:
+        >>> hashable_key((1, 0.0)) == hashable_key((1, -0.0))
+        False
+    """
+    if not _has_float(x):
+        return x
+    # post-order rebuild of nested tuples without recursion
+    out: dict = {}
+    stack = [(x, False)]
+    while stack:
+        node, done = stack.pop()
+        if isinstance(node, _FLOATS):
+            out[id(node)] = ("float", constant_key(node, np.asarray(node).dtype))
+        elif isinstance(node, tuple) and not done:
+            stack.append((node, True))
+            stack.extend((c, False) for c in node)
+        elif isinstance(node, tuple):
+            items = tuple(out.get(id(c), c) for c in node)
+            # a namedtuple keeps its type in the key
+            out[id(node)] = items if type(node) is tuple else (type(node), items)
+    return out[id(x)]
+
+
+_FLOATS = (float, complex, np.inexact)
+
+
+def _has_float(x) -> bool:
+    stack = [x]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, _FLOATS):
+            return True
+        if isinstance(n, tuple):
+            stack.extend(n)
+    return False
+
+
 class Literal:
     """A constant scalar appearing inline in an equation."""
     __slots__ = ("value", "aval")
@@ -42,6 +101,11 @@ class Literal:
     def __init__(self, value, aval: AbstractArray | None = None):
         self.value = value
         self.aval = aval if aval is not None else get_aval(value)
+
+    @property
+    def key(self) -> tuple:
+        """The literal's identity for merging (`constant_key`: dtype and bits)."""
+        return constant_key(self.value, self.aval.dtype)
 
     def __repr__(self):
         v = self.value

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..fx.core import AbstractArray, Tracer, user_source
+from ..fx.ir import constant_key
 
 
 def as_ember(x, dtype=None):
@@ -102,7 +103,8 @@ def static_key(value):
     traced with one of them may compute something different with another (the
     dtype of `x * s`, `math.copysign(1, s)`), so a cache keyed by value alone
     would hand back the wrong program.  Floats are keyed by their bits (which
-    also makes a NaN static hit the cache), numpy scalars by type and bytes.
+    also makes a NaN static hit the cache), numpy scalars by type and bits, both
+    through `fx.ir.constant_key`, the one identity of a constant.
 
     Example:
         >>> static_key(2) == static_key(2.0), static_key((1, 0.0)) == static_key((1, -0.0))
@@ -122,12 +124,8 @@ def static_key(value):
         elif isinstance(x, (tuple, frozenset)):
             todo.append((x, True))
             todo.extend((c, False) for c in reversed(list(x)))
-        elif isinstance(x, float):
-            out.append((type(x), float.hex(x)))
-        elif isinstance(x, complex):
-            out.append((type(x), float.hex(x.real), float.hex(x.imag)))
-        elif isinstance(x, np.generic):
-            out.append((type(x), x.dtype, x.tobytes()))
+        elif isinstance(x, (float, complex, np.generic)):
+            out.append((type(x), constant_key(x, np.asarray(x).dtype)))
         else:
             out.append((type(x), x))
     return out[0]

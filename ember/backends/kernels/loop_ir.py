@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...fx.ir import constant_key, hashable_key
+
 
 class E(tuple):
     """An expression node, hash-consed: structurally equal nodes are one object.
@@ -38,15 +40,21 @@ class E(tuple):
     Expressions are DAGs with heavy sharing (a value used twice per round of a
     hash function doubles the tree each round).  Plain tuples hash and compare
     their whole tree on every dict lookup, which is exponential on such DAGs;
-    interned nodes hash and compare by identity in O(1).
+    interned nodes hash and compare by identity in O(1).  Constants are keyed by
+    dtype and bits (`constant_key`), never by `==`: `0.0 == -0.0`, and merging
+    the two would change `1/x`.
     """
     __slots__ = ()
 
     def __new__(cls, *items):
-        key = tuple((_NODE, id(x)) if type(x) is E else x for x in items)
+        if items[0] == "const":
+            key = ("const", constant_key(items[1], items[2]))
+        else:
+            key = tuple((_NODE, id(x)) if type(x) is E else x if type(x) in _PLAIN else hashable_key(x)
+                        for x in items)
         try:
             hit = _INTERN.get(key)
-        except TypeError:  # an unhashable constant: do not intern
+        except TypeError:  # an unhashable param: do not intern
             return tuple.__new__(cls, items)
         if hit is None:
             hit = _INTERN[key] = tuple.__new__(cls, items)
@@ -63,6 +71,7 @@ class E(tuple):
 
 
 _NODE = object()
+_PLAIN = (str, int)
 _INTERN: dict = {}
 
 
@@ -101,6 +110,25 @@ def imul(a, n: int):
 def bounds(e, ranges):
     """Inclusive (lo, hi) of an index expression given loop-variable extents
     `ranges` ({var: n} meaning 0 <= var < n); None when unknown."""
+    memo: dict = {}
+    stack = [e]
+    while stack:
+        x = stack[-1]
+        if x in memo:
+            stack.pop()
+            continue
+        t = x[0]
+        kids = (x[1], x[2]) if t == "+" else (x[1],) if t in ("*", "/", "clamp") else ()
+        todo = [k for k in kids if k not in memo]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        memo[x] = _bounds_node(x, [memo[k] for k in kids], ranges)
+    return memo[e]
+
+
+def _bounds_node(e, kids, ranges):
     t = e[0]
     if t == "c":
         return e[1], e[1]
@@ -108,21 +136,21 @@ def bounds(e, ranges):
         n = ranges.get(e[1]) if ranges else None
         return (0, n - 1) if n else None
     if t == "+":
-        a, b = bounds(e[1], ranges), bounds(e[2], ranges)
+        a, b = kids
         return (a[0] + b[0], a[1] + b[1]) if a and b else None
     if t == "*":
-        a = bounds(e[1], ranges)
+        (a,) = kids
         if not a:
             return None
         lo, hi = a[0] * e[2], a[1] * e[2]
         return (min(lo, hi), max(lo, hi))
     if t == "/":
-        a = bounds(e[1], ranges)
+        (a,) = kids
         return (a[0] // e[2], a[1] // e[2]) if a else None
     if t == "%":
         return (0, e[2] - 1)
     if t == "clamp":
-        a = bounds(e[1], ranges)
+        (a,) = kids
         lo, hi = e[2], e[3]
         return (max(lo, min(a[0], hi)), min(hi, max(a[1], lo))) if a else (lo, hi)
     return None
@@ -206,17 +234,25 @@ def split_row(a, n, ranges):
 
 def substitute(expr, mapping, memo=None):
     """`expr` with every loop variable `("v", k)` replaced by `mapping[k]` (an index
-    expression); variables not in `mapping` stay."""
+    expression); variables not in `mapping` stay.  Iterative (post-order)."""
     memo = {} if memo is None else memo
-    hit = memo.get(expr)
-    if hit is not None:
-        return hit
-    if expr[0] == "v":
-        r = mapping.get(expr[1], expr)
-    else:
-        r = E(*[substitute(x, mapping, memo) if type(x) is E else x for x in expr])
-    memo[expr] = r
-    return r
+    stack = [expr]
+    while stack:
+        e = stack[-1]
+        if e in memo:
+            stack.pop()
+            continue
+        if e[0] == "v":
+            memo[e] = mapping.get(e[1], e)
+            stack.pop()
+            continue
+        todo = [x for x in e if type(x) is E and x not in memo]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        memo[e] = E(*[memo[x] if type(x) is E else x for x in e])
+    return memo[expr]
 
 
 def linearize(idx, shape):

@@ -8,47 +8,89 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ...dtypes import short_name
+from ...fx.ir import constant_key
 from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
 def format_index(e) -> str:
+    """An index expression as text (`i0*4 + i1`)."""
+    return _format(e)
+
+
+def format_value(e) -> str:
+    """A value expression as text.
+
+    Example:
+        >>> format_value(("op", "exp", (), "float32", ("load", 0, ("v", 0), "float32")))
+        'exp(b0[i0])'
+    """
+    return _format(e)
+
+
+
+def _parts(e):
     t = e[0]
+    if t in ("+",):
+        return (e[1], e[2])
+    if t in ("*", "/", "%", "clamp", "val", "index"):
+        return (e[1],)
+    if t == "load":
+        return (e[2],)
+    if t == "op":
+        return e[4:]
+    return ()
+
+
+def _format(root) -> str:
+    # post-order with an explicit stack (expressions can be very deep); shared
+    # sub-expressions are printed in full wherever they occur
+    text: dict = {}
+    stack = [root]
+    while stack:
+        e = stack[-1]
+        if id(e) in text:
+            stack.pop()
+            continue
+        todo = [c for c in _parts(e) if id(c) not in text]
+        if todo:
+            stack.extend(todo)
+            continue
+        stack.pop()
+        text[id(e)] = _format_node(e, [text[id(c)] for c in _parts(e)])
+    return text[id(root)]
+
+
+def _format_node(e, kids) -> str:
+    t = e[0]
+    paren = lambda c, s: f"({s})" if c[0] == "+" else s  # noqa: E731
     if t == "v":
         return f"i{e[1]}"
     if t == "c":
         return str(e[1])
     if t == "+":
-        return f"{format_index(e[1])} + {format_index(e[2])}"
+        return f"{kids[0]} + {kids[1]}"
     if t == "*":
-        return f"{_paren(e[1])}*{e[2]}"
+        return f"{paren(e[1], kids[0])}*{e[2]}"
     if t == "/":
-        return f"{_paren(e[1])}//{e[2]}"
+        return f"{paren(e[1], kids[0])}//{e[2]}"
     if t == "%":
-        return f"{_paren(e[1])}%{e[2]}"
+        return f"{paren(e[1], kids[0])}%{e[2]}"
     if t == "clamp":
-        return f"clamp({format_index(e[1])}, {e[2]}, {e[3]})"
+        return f"clamp({kids[0]}, {e[2]}, {e[3]})"
     if t == "val":
-        return f"int({format_value(e[1])})"
-    return str(e)
-
-
-def _paren(e):
-    s = format_index(e)
-    return f"({s})" if e[0] == "+" else s
-
-
-def format_value(e) -> str:
-    t = e[0]
+        return f"int({kids[0]})"
     if t == "load":
-        return f"b{e[1]}[{format_index(e[2])}]"
+        return f"b{e[1]}[{kids[0]}]"
     if t == "const":
         return repr(e[1])
     if t == "index":
-        return f"{short_name(e[2])}({format_index(e[1])})"
+        return f"{short_name(e[2])}({kids[0]})"
     if t == "op":
         params = "".join(f"[{k}={v}]" for k, v in e[2])
-        return f"{e[1]}{params}({', '.join(format_value(a) for a in e[4:])})"
+        return f"{e[1]}{params}({', '.join(kids)})"
     return str(e)
 
 
@@ -103,27 +145,52 @@ def fingerprint(prog: Program) -> str:
         >>> fingerprint(Program([], [], [], [], [])) == fingerprint(Program([], [], [], [], []))
         True
     """
-    refs: dict = {}
+    refs: dict = {}   # id(tuple) -> "%n", one line per distinct node
+    inline: dict = {}  # id(list or dataclass) -> its text
     lines = [repr([(b.shape, str(b.dtype)) for b in prog.buffers])]
 
-    def ref(x):
-        if isinstance(x, tuple):
-            r = refs.get(id(x))
-            if r is None:
-                parts = ",".join(ref(y) for y in x)
-                r = refs[id(x)] = f"%{len(refs)}"
-                lines.append(f"{r}=({parts})")
-            return r
-        if isinstance(x, list):
-            return "[" + ",".join(ref(y) for y in x) + "]"
+    def composite(x):
+        return isinstance(x, (tuple, list)) or (dataclasses.is_dataclass(x) and not isinstance(x, type))
+
+    def children(x):
         if dataclasses.is_dataclass(x):
-            return type(x).__name__ + "{" + ",".join(f"{f.name}:{ref(getattr(x, f.name))}"
-                                                     for f in dataclasses.fields(x)) + "}"
-        if isinstance(x, float):
-            return x.hex()
+            return [getattr(x, f.name) for f in dataclasses.fields(x)]
+        return list(x)
+
+    def text(x):
+        if isinstance(x, tuple):
+            return refs[id(x)]
+        if composite(x):
+            return inline[id(x)]
+        if isinstance(x, (float, np.floating)):
+            # bits, so -0.0 and NaN payloads are told apart
+            return "f" + constant_key(x, np.asarray(x).dtype)[2].hex()
         return repr(x)
+
+    # post-order, left to right, with an explicit stack: expression DAGs can be
+    # deeper than Python's recursion limit (long fused chains)
+    def render(root):
+        stack = [(root, False)]
+        while stack:
+            x, expanded = stack.pop()
+            if id(x) in refs or id(x) in inline:
+                continue
+            kids = children(x)
+            if not expanded:
+                stack.append((x, True))
+                stack.extend((c, False) for c in reversed(kids) if composite(c))
+                continue
+            if isinstance(x, tuple):
+                r = refs[id(x)] = f"%{len(refs)}"
+                lines.append(f"{r}=({','.join(text(c) for c in kids)})")
+            elif isinstance(x, list):
+                inline[id(x)] = "[" + ",".join(text(c) for c in kids) + "]"
+            else:
+                inline[id(x)] = type(x).__name__ + "{" + ",".join(
+                    f"{f.name}:{text(c)}" for f, c in zip(dataclasses.fields(x), kids)) + "}"
+        return text(root)
 
     for s in prog.steps:
         if not isinstance(s, LibraryStep):
-            lines.append(ref(s))
+            lines.append(render(s))
     return "\n".join(lines)

@@ -120,6 +120,8 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
 
     def kind_of(eq):
         n = eq.prim.name
+        if eq.outputs and all(v.aval.size == 0 for v in eq.outputs) and not eq.prim.multiple_results:
+            return "empty"   # nothing to compute (and operands that may be empty too)
         if n == "dot_general":
             if _dot_fuses(eq):
                 return "fuse"
@@ -143,22 +145,37 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
     out_set = {a for a in g.outputs if type(a) is Var}
     expensive: dict[Var, bool] = {}
 
-    def is_expensive(v):
-        if v in materialized or type(v) is not Var or v not in producer:
+    def is_expensive(root):
+        # post-order over producers with an explicit stack: fused chains can be far
+        # deeper than Python's recursion limit
+        def leaf(v):
+            return v in materialized or type(v) is not Var or v not in producer
+        if leaf(root):
             return False
-        r = expensive.get(v)
-        if r is None:
+        stack = [root]
+        while stack:
+            v = stack[-1]
+            if v in expensive:
+                stack.pop()
+                continue
             eq = producer[v]
-            r = eq.prim.name in EXPENSIVE or any(is_expensive(a) for a in eq.inputs if type(a) is Var)
-            expensive[v] = r
-        return r
+            ins = [a for a in eq.inputs if type(a) is Var and not leaf(a)]
+            todo = [a for a in ins if a not in expensive]
+            if todo and eq.prim.name not in EXPENSIVE:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            expensive[v] = eq.prim.name in EXPENSIVE or any(expensive[a] for a in ins)
+        return expensive[root]
 
     # a product whose only use is a transpose to [batch, cols, rows] is computed
     # transposed: the transpose's output is the gemm's buffer
     absorbed: dict[int, object] = {}  # id(transpose eq) -> its dot_general
     for eq in g.equations:
         k = kinds[id(eq)]
-        if k == "lib":
+        if k == "empty":
+            materialized.update(eq.outputs)
+        elif k == "lib":
             materialized.update(eq.outputs)
             materialized.update(a for a in eq.inputs if type(a) is Var)
         elif k == "gemm":
@@ -182,7 +199,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                     materialized.add(x)
     shared = []   # materialised because expensive and used more than once
     for eq in g.equations:
-        if kinds[id(eq)] in ("lib", "gemm") or id(eq) in absorbed:
+        if kinds[id(eq)] in ("lib", "gemm", "empty") or id(eq) in absorbed:
             continue
         if kinds[id(eq)] in ("scatter", "conv"):
             materialized.add(eq.outputs[0])
@@ -237,6 +254,13 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
 
     for eq in g.equations:
         k = kinds[id(eq)]
+        if k == "empty":
+            # a kernel whose loops run zero times: the buffer gets allocated like
+            # every kernel output, and no operand is read
+            v = eq.outputs[0]
+            body = E("const", _pyval(np.zeros((), v.aval.dtype)), v.aval.dtype)
+            steps.append(MapKernel(kname("empty"), new_buf(v, "temp"), tuple(v.aval.shape), body, []))
+            continue
         if k == "lib":
             ins = [("lit", a.value) if type(a) is Literal else buf_of[a] for a in eq.inputs]
             outs = [new_buf(v, "temp") for v in eq.outputs]
@@ -320,8 +344,12 @@ def _gemm_plan(eq):
 # A product contracting at most DOT_FUSE_MAX_K elements (outer products, k = 1
 # or 2) is written out as an expression and fuses like elementwise code: a BLAS
 # call costs about a microsecond, and vmap of per-example gradients makes
-# hundreds of 64x1 @ 1x32 outer products.
+# hundreds of 64x1 @ 1x32 outer products.  Float products fuse only for k = 1
+# (one correctly rounded product, which is what the gemm's overflow recomputation
+# gives too): a written-out sum of two products could overflow where the exact
+# result does not, and only the gemm step recomputes such elements.
 DOT_FUSE_MAX_K = 2
+DOT_FUSE_MAX_K_FLOAT = 1
 
 
 def _dot_fuses(eq):
@@ -330,7 +358,7 @@ def _dot_fuses(eq):
     if d.kind not in "fiu" or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d or rhs.aval.dtype != d:
         return False
     (lc, _), _ = eq.params["dimension_numbers"]
-    return math.prod(lhs.aval.shape[i] for i in lc) <= DOT_FUSE_MAX_K
+    return math.prod(lhs.aval.shape[i] for i in lc) <= (DOT_FUSE_MAX_K_FLOAT if d.kind == "f" else DOT_FUSE_MAX_K)
 
 
 def _dot_indices(eq, out_idx, contract_idx):
@@ -769,29 +797,69 @@ def _fuse_rows(steps):
     return out
 
 
+class _Need(Exception):
+    """Raised inside `_ExprBuilder._build` for an operand value not built yet."""
+
+    def __init__(self, key):
+        self.key = key
+
+
 class _ExprBuilder:
-    """Builds value expressions by pushing index vectors back through fused equations."""
+    """Builds value expressions by pushing index vectors back through fused equations.
+
+    The walk over producers is iterative (fused chains from unrolled loops or
+    high-order derivatives are tens of thousands of equations deep): an equation
+    that needs an operand not built yet raises `_Need`; the driver builds that
+    operand first and then runs the equation again (its other operands are memo
+    hits by then)."""
 
     def __init__(self, producer, materialized, buf_of, space):
         self.producer = producer
         self.materialized = materialized
         self.buf_of = buf_of
         self.memo = {}
+        self._inside = 0
         # extents of the loop variables, for index simplification
         self.ranges = {k: n for k, n in enumerate(space)}
 
     def value(self, a, idx):
         if type(a) is Literal:
             return E("const", _pyval(a.value), a.aval.dtype)
+        if a.aval.size == 0:
+            # an empty operand of a non-empty result (pad, concatenate): every read of
+            # it is masked out, and a load would be out of bounds
+            return E("const", _pyval(np.zeros((), a.aval.dtype)), a.aval.dtype)
         if a in self.materialized:
             if a.aval.ndim == 0:
                 return E("load", self.buf_of[a], E("c", 0), a.aval.dtype)
             return E("load", self.buf_of[a], linearize(idx, a.aval.shape), a.aval.dtype)
         key = (a, idx)
         hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self.equation(self.producer[a], idx)
-        return hit
+        if hit is not None:
+            return hit
+        if self._inside:
+            raise _Need(key)
+        return self._build(key)
+
+    def _build(self, root):
+        stack = [root]
+        while stack:
+            key = stack[-1]
+            if key in self.memo:
+                stack.pop()
+                continue
+            a, idx = key
+            self._inside += 1
+            try:
+                r = self.equation(self.producer[a], idx)
+            except _Need as need:
+                stack.append(need.key)
+                continue
+            finally:
+                self._inside -= 1
+            self.memo[key] = r
+            stack.pop()
+        return self.memo[root]
 
     def equation(self, eq, idx):
         name = eq.prim.name
@@ -902,7 +970,13 @@ class _ExprBuilder:
             li, ri = _dot_indices(eq, idx, tuple(iconst(k) for k in ks))
             term = E("op", "mul", (), dtype, self.value(lhs, li), self.value(rhs, ri))
             total = term if total is None else E("op", "add", (), dtype, total, term)
-        return total if total is not None else E("const", _pyval(np.zeros((), dtype)), dtype)
+        if total is None:
+            return E("const", _pyval(np.zeros((), dtype)), dtype)
+        if np.dtype(dtype).kind == "f":
+            # a product's accumulator starts at +0.0 (BLAS, the gemm, numpy's matmul):
+            # a -0.0 product gives +0.0
+            total = E("op", "add", (), dtype, E("const", 0.0, dtype), total)
+        return total
 
     def _iota(self, eq, idx, p):
         return E("index", idx[p["dimension"]], eq.outputs[0].aval.dtype)

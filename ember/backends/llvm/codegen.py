@@ -7,9 +7,12 @@ numpy array costs no address lookup; see executable.py); [start, stop) ranges
 over the outermost loop, which the runtime splits across threads.
 
 Numeric semantics match the numpy reference: float16/bfloat16 are stored in
-their format, computed in float32 and rounded after every primitive; integer
+their format, computed in float32 and rounded after every primitive (float64 and
+32/64-bit integers convert to them with one rounding: to odd into float32 first,
+then to nearest even, as the reference does); integer
 division by zero gives -1 (remainder: the dividend); float->int conversion
-truncates and saturates with NaN -> 0; max/min propagate NaN.  Reductions put
+truncates and saturates with NaN -> 0; max/min are IEEE 754-2019 maximum/minimum
+(NaN propagates, -0.0 < +0.0).  Reductions put
 `reassoc` on the accumulating operation only (so they vectorise) and no other
 fast-math flags anywhere.
 
@@ -29,6 +32,7 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
+from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
 from . import blas, mathlib, packed_gemm
@@ -167,11 +171,43 @@ class _KernelEmitter:
             self.nest(dims, inner, first_parallel, k + 1, ids)
         self.loop(lo, hi, body, f"i{ids[k]}")
 
-    # --- index expressions -----------------------------------------------------------------
+    # --- expressions ---------------------------------------------------------------------------
     def index(self, e):
+        """The i64 value of index expression `e` (memoised per loop body)."""
         hit = self.imemo.get(e)
         if hit is not None:
             return hit
+        self._emit_dag(e)
+        return self.imemo[e]
+
+    def value(self, e):
+        """The compute-type value of value expression `e` (memoised per loop body)."""
+        hit = self.memo.get(e)
+        if hit is not None:
+            return hit
+        self._emit_dag(e)
+        return self.memo[e]
+
+    def _emit_dag(self, root):
+        """Emit `root` and every sub-expression not emitted yet, operands first, with
+        an explicit stack: fused chains are far deeper than Python's recursion limit.
+        Once a node's operands are in the memo tables, `_index_node`/`_value_node`
+        (which ask `index`/`value` for them) do not recurse."""
+        stack = [root]
+        while stack:
+            e = stack[-1]
+            memo = self.imemo if e[0] in _INDEX_TAGS else self.memo
+            if e in memo:
+                stack.pop()
+                continue
+            todo = [c for c in _operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
+            if todo:
+                stack.extend(todo)
+                continue
+            stack.pop()
+            memo[e] = self._index_node(e) if memo is self.imemo else self._value_node(e)
+
+    def _index_node(self, e):
         b = self.b
         t = e[0]
         if t == "v":
@@ -196,7 +232,6 @@ class _KernelEmitter:
             r = self.convert(v, e[1][-1] if e[1][0] != "op" else e[1][3], np.dtype(np.int64))
         else:
             raise ValueError(f"unknown index expression {e!r}")
-        self.imemo[e] = r
         return r
 
     # --- values ------------------------------------------------------------------------------
@@ -257,10 +292,7 @@ class _KernelEmitter:
             v = float(np.array(v, dtype=dtype).astype(np.float32))
         return ir.Constant(t, v)
 
-    def value(self, e):
-        hit = self.memo.get(e)
-        if hit is not None:
-            return hit
+    def _value_node(self, e):
         t = e[0]
         if t == "load":
             r = self.load(e[1], e[2], e[3])
@@ -268,13 +300,14 @@ class _KernelEmitter:
             r = self.const(e[1], e[2])
         elif t == "index":
             r = self.convert(self.index(e[1]), np.dtype(np.int64), e[2])
+            if np.dtype(e[2]) in (_dt.float16, _dt.bfloat16):
+                r = self.round_lowp(r, e[2])
         elif t == "op":
             r = self.op(e[1], dict(e[2]), e[3], e[4:])
             if np.dtype(e[3]) in (_dt.float16, _dt.bfloat16):
                 r = self.round_lowp(r, e[3])
         else:
             raise ValueError(f"unknown value expression {e!r}")
-        self.memo[e] = r
         return r
 
     @staticmethod
@@ -301,6 +334,12 @@ class _KernelEmitter:
             if _is_float(dst):
                 return b.uitofp(v, td)
             return b.zext(v, td)
+        if dst in (_dt.float16, _dt.bfloat16) and (src == _dt.float64 or (not _is_float(src) and ts.width > 16)):
+            # one rounding to the half format: round to odd into float32 (exact, or
+            # inexact with the sticky last bit set), then the caller's float32 -> half
+            # rounding to nearest even is the correctly rounded result (float32 keeps
+            # more than the half format's bits + 2, which is what round-to-odd needs)
+            return self._to_f32_odd(v, src)
         if _is_float(src) and _is_float(dst):
             if ts == td:
                 return v
@@ -319,6 +358,41 @@ class _KernelEmitter:
         if td.width < ts.width:
             return b.trunc(v, td)
         return b.sext(v, td) if _is_signed(src) else b.zext(v, td)
+
+    def _to_f32_odd(self, v, src):
+        """`v` (float64, or an integer of 32/64 bits) rounded to float32 *to odd*:
+        truncated toward zero with the last bit set when inexact.  NaN stays NaN."""
+        b = self.b
+        if _is_float(src):
+            t = b.fptrunc(v, F32)
+            back = b.fpext(t, F64)
+            inexact = b.fcmp_ordered("!=", back, v)
+            toward_zero = b.fcmp_ordered(">", self.intrinsic("llvm.fabs", F64, [back]),
+                                         self.intrinsic("llvm.fabs", F64, [v]))
+            bits = b.bitcast(t, I32)
+            bits = b.select(toward_zero, b.sub(bits, ir.Constant(I32, 1)), bits)
+            bits = b.select(inexact, b.or_(bits, ir.Constant(I32, 1)), bits)
+            return b.bitcast(bits, F32)
+        # integers: keep the top 24 significant bits of |v|, or-ing the dropped
+        # ones into the last kept bit, and scale back by the dropped power of two
+        ty = v.type
+        w = ty.width
+        neg = b.icmp_signed("<", v, ir.Constant(ty, 0)) if _is_signed(src) else ir.Constant(I1, 0)
+        a = b.select(neg, b.neg(v), v) if _is_signed(src) else v
+        ctlz = self.m.globals.get(f"llvm.ctlz.i{w}")
+        if ctlz is None:
+            ctlz = ir.Function(self.m, ir.FunctionType(ty, [ty, I1]), name=f"llvm.ctlz.i{w}")
+        shift = b.sub(ir.Constant(ty, w - 24), b.call(ctlz, [a, ir.Constant(I1, 0)]))
+        shift = b.select(b.icmp_signed("<", shift, ir.Constant(ty, 0)), ir.Constant(ty, 0), shift)
+        dropped = b.and_(a, b.sub(b.shl(ir.Constant(ty, 1), shift), ir.Constant(ty, 1)))
+        m = b.or_(b.lshr(a, shift), b.zext(b.icmp_unsigned("!=", dropped, ir.Constant(ty, 0)), ty))
+        f = b.uitofp(m, F32)
+        # 2**shift (shift <= 40) as a float32 built from its exponent field
+        biased = b.add(shift, ir.Constant(ty, 127))
+        biased = b.trunc(biased, I32) if w > 32 else biased
+        scale = b.bitcast(b.shl(biased, ir.Constant(I32, 23)), F32)
+        f = b.fmul(f, scale)
+        return b.select(neg, b.fneg(f), f)
 
     # --- primitives ------------------------------------------------------------------------------
     def intrinsic(self, name, ty, args):
@@ -440,10 +514,9 @@ class _KernelEmitter:
     def _minmax(self, name, x, y, dt):
         b = self.b
         if _is_float(dt):
-            # numpy semantics: NaN propagates; otherwise the comparison picks.
-            keep_x = b.fcmp_ordered(">=" if name == "max" else "<=", x, y)
-            keep_x = b.or_(keep_x, b.fcmp_unordered("uno", x, x))
-            return b.select(keep_x, x, y)
+            # IEEE 754-2019 maximum/minimum: NaN propagates and -0.0 < +0.0 (the
+            # reference's ieee_maximum/ieee_minimum)
+            return self.intrinsic("llvm.maximum" if name == "max" else "llvm.minimum", x.type, [x, y])
         if x.type == I1:
             return b.or_(x, y) if name == "max" else b.and_(x, y)
         cmp = b.icmp_signed if _is_signed(dt) else b.icmp_unsigned
@@ -716,8 +789,9 @@ class _KernelEmitter:
             a_off = b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk)))
             b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
             c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
-            product(k.trans_a, k.trans_b, rows, cols, kk, b.gep(A, [a_off], inbounds=True), lda,
-                    b.gep(B, [b_off], inbounds=True), ldb, b.gep(C, [c_off], inbounds=True), n)
+            ab, bb, cb = b.gep(A, [a_off], inbounds=True), b.gep(B, [b_off], inbounds=True), b.gep(C, [c_off], inbounds=True)
+            product(k.trans_a, k.trans_b, rows, cols, kk, ab, lda, bb, ldb, cb, n)
+            self._fix_nonfinite(dt, rows, cols, kk, ab, lda, k.trans_a, bb, ldb, k.trans_b, cb, n)
             # the epilogues over the block: rows outer, columns inner (contiguous)
             for e in k.epilogue:
                 self._forget()
@@ -748,6 +822,120 @@ class _KernelEmitter:
         else:
             self.loop(self.start, self.stop, task, "task")
         b.ret_void()
+
+    def _fix_nonfinite(self, dt, rows, cols, kk, A, lda, ta, B, ldb, tb, C, ldc):
+        """After a gemm of a rows x cols block: recompute, with the reference's
+        arithmetic (contraction.`_recompute_nonfinite`), every element that is not
+        finite or whose partial sums could overflow (the exponents of its row's and
+        column's largest finite magnitudes, plus log2(k), reach the format's
+        maximum), so an infinity or NaN comes only from an overflowing exact result
+        or from the operands, never from the FMA accumulation's partial sums, and
+        which elements are recomputed does not depend on the accumulation order.
+        Ordinary blocks pay a vectorised scan of the block and of its operands."""
+        b = self.b
+        ty = compute_type(dt)
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+        inf = ir.Constant(ty, float("inf"))
+        limit = c64(_overflow_exponent(dt, kk))
+
+        def at(p, ld, trans, i, j):   # element (i, j) of op(p), stored row-major with stride ld
+            return b.gep(p, [b.add(b.mul(j, c64(ld)), i) if trans else b.add(b.mul(i, c64(ld)), j)], inbounds=True)
+
+        def nonfinite(x):
+            return b.fcmp_unordered("uge", self.intrinsic("llvm.fabs", ty, [x]), inf)
+
+        flag = self._alloca(I32)
+        b.store(ir.Constant(I32, 0), flag)
+
+        def scan_row(r):
+            self.loop(c64(0), cols, lambda c: b.store(
+                b.or_(b.load(flag), b.zext(nonfinite(b.load(at(C, ldc, False, r, c))), I32)), flag), "nf1")
+        self.loop(c64(0), rows, scan_row, "nf0")
+        # could any element's partial sums overflow?  (the block's largest operands,
+        # visited in memory order)
+        def block_walk(p, ld, trans, n_i, n_j, name):
+            # op(p) is n_i x n_j; stored row-major as n_j x n_i when transposed
+            def walk(f):
+                if trans:
+                    self.loop(c64(0), n_j, lambda j: self.loop(c64(0), n_i, lambda i: f(at(p, ld, True, i, j)),
+                                                               name + "1"), name + "0")
+                else:
+                    self.loop(c64(0), n_i, lambda i: self.loop(c64(0), n_j, lambda j: f(at(p, ld, False, i, j)),
+                                                               name + "1"), name + "0")
+            return walk
+        ea_all = self._max_exponent(dt, block_walk(A, lda, ta, rows, c64(kk), "nfa"))
+        eb_all = self._max_exponent(dt, block_walk(B, ldb, tb, c64(kk), cols, "nfb"))
+        risky = b.icmp_signed(">=", b.add(ea_all, eb_all), limit)
+        with b.if_then(b.or_(b.icmp_unsigned("!=", b.load(flag), ir.Constant(I32, 0)), risky), likely=False):
+            def fix(r, c):
+                p = at(C, ldc, False, r, c)
+                bad = nonfinite(b.load(p))
+                with b.if_then(b.or_(bad, risky)):
+                    ea = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(A, lda, ta, r, t)),
+                                                                    "nfr"))
+                    eb = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(B, ldb, tb, t, c)),
+                                                                    "nfc"))
+                    with b.if_then(b.or_(bad, b.icmp_signed(">=", b.add(ea, eb), limit))):
+                        v = self._scaled_dot(kk, ea, eb, lambda t: at(A, lda, ta, r, t), lambda t: at(B, ldb, tb, t, c))
+                        b.store(v if ty == F64 else b.fptrunc(v, ty), p)
+            self.loop(c64(0), rows, lambda r: self.loop(c64(0), cols, lambda c: fix(r, c), "nf3"), "nf2")
+
+    def _load_f64(self, p):
+        x = self.b.load(p)
+        return self.b.fpext(x, F64) if x.type != F64 else x
+
+    def _max_exponent(self, dt, walk):
+        """The exponent e (frexp's: m = f * 2**e, 0.5 <= f < 1), at least 0, of the
+        largest finite magnitude among the elements `walk(visit)` visits (pointers).
+        The maximum is taken over the magnitudes' bit patterns, an integer max that
+        vectorises (for finite floats the orders agree)."""
+        b = self.b
+        ity = _key_type(compute_type(dt))
+        w = ity.width
+        mant = 52 if w == 64 else 23
+        ci = lambda v: ir.Constant(ity, v)  # noqa: E731
+        m = self._alloca(ity)
+        b.store(ci(0), m)
+
+        def visit(p):
+            mag = b.and_(b.bitcast(b.load(p), ity), ci((1 << (w - 1)) - 1))
+            mag = b.select(b.icmp_unsigned("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
+            cur = b.load(m)
+            b.store(b.select(b.icmp_unsigned(">", mag, cur), mag, cur), m)
+        walk(visit)
+        e = b.sub(b.lshr(b.load(m), ci(mant)), ci((1 << (w - mant - 2)) - 2))
+        e = b.select(b.icmp_signed("<", e, ci(0)), ci(0), e)
+        return b.sext(e, I64) if w < 64 else e
+
+    def _scaled_dot(self, kk, ea, eb, a_ptr, b_ptr):
+        """sum_t a[t] * b[t] in float64 with the vectors scaled by 2**-ea and 2**-eb
+        (each as two normal factors) so no product or partial sum overflows, scaled
+        back at the end by three normal factors; the same operations in the same
+        order as contraction.`_recompute_nonfinite`."""
+        b = self.b
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+
+        def pow2(e):
+            return b.bitcast(b.shl(b.add(e, c64(1023)), c64(52)), F64)
+
+        def halves(e):
+            h = b.ashr(e, c64(1))
+            return pow2(b.neg(h)), pow2(b.neg(b.sub(e, h)))
+
+        (a1, a2), (b1, b2) = halves(ea), halves(eb)
+        acc = self._alloca(F64)
+        b.store(ir.Constant(F64, 0.0), acc)
+
+        def step(t):
+            x = b.fmul(b.fmul(self._load_f64(a_ptr(t)), a1), a2)
+            y = b.fmul(b.fmul(self._load_f64(b_ptr(t)), b1), b2)
+            b.store(b.fadd(b.load(acc), b.fmul(x, y)), acc)
+        self.loop(c64(0), c64(kk), step, "nfs")
+        e = b.add(ea, eb)
+        e1 = b.sdiv(e, c64(3))
+        e2 = b.sdiv(b.sub(e, e1), c64(2))
+        e3 = b.sub(b.sub(e, e1), e2)
+        return b.fmul(b.fmul(b.fmul(b.load(acc), pow2(e1)), pow2(e2)), pow2(e3))
 
     def emit_conv(self, k):
         """For each image n in [start, stop): its patch matrices, then one gemm per group."""
@@ -853,25 +1041,40 @@ def table_ptr(b, argv, bid, ty, name):
 TILE = 16
 
 
+_INDEX_TAGS = frozenset({"v", "c", "+", "*", "/", "%", "clamp", "val"})
+
+
+def _operands(e):
+    """The sub-expressions (index or value) a node's code uses."""
+    t = e[0]
+    if t in ("+",):
+        return (e[1], e[2])
+    if t in ("*", "/", "%", "clamp", "val", "index"):
+        return (e[1],)
+    if t == "load":
+        return (e[2],)
+    if t == "op":
+        return e[4:]
+    return ()
+
+
 def _affine(e):
     """{loop variable: coefficient} of an affine index expression, None otherwise."""
-    t = e[0]
-    if t == "v":
-        return {e[1]: 1}
-    if t == "c":
-        return {}
-    if t == "+":
-        a, c = _affine(e[1]), _affine(e[2])
-        if a is None or c is None:
+    # terms of the sum with their multipliers, walked with a stack
+    out: dict = {}
+    stack = [(e, 1)]
+    while stack:
+        x, k = stack.pop()
+        t = x[0]
+        if t == "v":
+            out[x[1]] = out.get(x[1], 0) + k
+        elif t == "+":
+            stack.extend(((x[1], k), (x[2], k)))
+        elif t == "*":
+            stack.append((x[1], k * x[2]))
+        elif t != "c":
             return None
-        out = dict(a)
-        for v, n in c.items():
-            out[v] = out.get(v, 0) + n
-        return out
-    if t == "*":
-        a = _affine(e[1])
-        return None if a is None else {v: n * e[2] for v, n in a.items()}
-    return None
+    return out
 
 
 def _transposed_dim(k):

@@ -8,21 +8,19 @@ Example:
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ..ir import Graph, Literal, Var
+from ..ir import Graph, Literal, Var, hashable_key
 
 
 def _key_atom(a, rename):
     if type(a) is Literal:
-        v = a.value
-        return ("lit", str(a.aval), np.asarray(v).tobytes())
+        # bits, not values: 0.0 and -0.0 are different literals (weak types differ too)
+        return ("lit", a.aval.weak_type, a.key)
     return rename.get(a, a)
 
 
 def _hashable(params):
     try:
-        items = tuple(sorted(params.items()))
+        items = hashable_key(tuple(sorted(params.items())))
         hash(items)
         return items
     except TypeError:

@@ -116,14 +116,87 @@ def _dot_general_impl(lhs, rhs, *, dimension_numbers, preferred_element_type=Non
     # transposes are views and the reshapes copy nothing.
     a = np.transpose(lhs, lb + lf + lc).reshape(b, m, k)
     c = np.transpose(rhs, rb + rc + rf).reshape(b, k, n)
-    if not lb:
-        out = np.matmul(a[0], c[0])
-    else:
-        out = np.matmul(a, c)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.matmul(a[0], c[0])[None] if not lb else np.matmul(a, c)
+    if cd.kind == "f" and k:
+        _recompute_nonfinite(a, c, out)
     out = np.asarray(out).reshape(bshape + mshape + nshape)
     if out.dtype != out_dtype:
         out = out.astype(out_dtype)
     return out
+
+
+def overflow_exponent(dtype, k) -> int:
+    """Elements of a k-term float product whose row's and column's largest finite
+    magnitudes have frexp exponents (`m = f * 2**e`, `0.5 <= f < 1`, at least 0)
+    summing to at least this may overflow in a partial sum: |sum| < k * 2**(ea + eb),
+    kept a factor 2 below the largest finite value.
+
+    Example:
+        >>> overflow_exponent(np.float32, 1), overflow_exponent(np.float32, 1000)
+        (127, 117)
+    """
+    emax = 128 if np.dtype(dtype) == np.float32 else 1024
+    return emax - 1 - max(int(k) - 1, 0).bit_length()
+
+
+def _max_exponents(x):
+    """`overflow_exponent`'s exponent of the largest finite |x| along the last axis."""
+    with np.errstate(invalid="ignore"):
+        m = np.where(np.isfinite(x), np.abs(x), 0.0).astype(np.float64).max(axis=-1)
+    return np.maximum(((m.view(np.uint64) >> np.uint64(52)) & np.uint64(0x7FF)).astype(np.int64) - 1022, 0)
+
+
+def _recompute_nonfinite(a, c, out):
+    """Recompute in place the elements of `out = a @ c` (batched [b, m, k] x
+    [b, k, n], float32/float64) that are not finite or whose partial sums could
+    overflow (`overflow_exponent`), so an element is infinite or NaN only when the
+    exact result overflows or the operands' infinities and NaNs make it so (inf*0,
+    inf-inf), never because a partial sum overflowed (numpy's BLAS gives NaN, an FMA
+    gemm -inf, for [-3.4e38]*3 @ [1.5, -2, 0] = 1.7e38).  The row and column are
+    scaled by powers of two below 1 and summed in float64 in order of k; the LLVM
+    backend's gemm runs the same arithmetic on the same elements (codegen
+    `_fix_nonfinite`), so the two agree bit for bit on them.
+
+    Example:
+        >>> a = np.full((1, 1, 3), -3.4028235e38, np.float32)
+        >>> c = np.array([1.5, -2.0, 0.0], np.float32).reshape(1, 3, 1)
+        >>> out = np.full((1, 1, 1), np.nan, np.float32)
+        >>> _recompute_nonfinite(a, c, out); float(out[0, 0, 0])
+        1.7014117331926443e+38
+    """
+    limit = overflow_exponent(out.dtype, a.shape[2])
+    # the common case in three passes: finite operands too small to overflow, finite result
+    with np.errstate(invalid="ignore"):
+        big = [max(abs(float(x.max())), abs(float(x.min()))) if x.size else 0.0 for x in (a, c)]
+    if all(np.isfinite(big)):
+        e = [max(int(np.frexp(m)[1]), 0) for m in big]
+        if e[0] + e[1] < limit and np.isfinite(out).all():
+            return
+    ea_rows = _max_exponents(a)                      # [b, m]
+    eb_cols = _max_exponents(np.swapaxes(c, 1, 2))   # [b, n]
+    risky = ea_rows[:, :, None] + eb_cols[:, None, :] >= limit
+    bi, i, j = np.nonzero(~np.isfinite(out) | risky)
+    if not len(bi):
+        return
+    rows = a[bi, i, :].astype(np.float64)
+    cols = c[bi, :, j].astype(np.float64)
+
+    def pow2(e):
+        return ((e + 1023).astype(np.uint64) << np.uint64(52)).view(np.float64)
+
+    ea, eb = ea_rows[bi, i], eb_cols[bi, j]
+    rows = rows * pow2(-(ea >> 1))[:, None] * pow2(-(ea - (ea >> 1)))[:, None]
+    cols = cols * pow2(-(eb >> 1))[:, None] * pow2(-(eb - (eb >> 1)))[:, None]
+    acc = np.zeros(len(bi))
+    with np.errstate(invalid="ignore", over="ignore"):
+        for t in range(rows.shape[1]):
+            acc = acc + rows[:, t] * cols[:, t]
+        e = ea + eb
+        e1 = e // 3
+        e2 = (e - e1) // 2
+        acc = acc * pow2(e1) * pow2(e2) * pow2(e - e1 - e2)
+        out[bi, i, j] = acc.astype(out.dtype)
 
 
 dot_general_p = Primitive("dot_general")

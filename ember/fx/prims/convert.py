@@ -40,7 +40,45 @@ def _convert_impl(x, *, new_dtype, weak_type=False):
     if _dt.kind(x.dtype) == "c" and _dt.kind(new_dtype) != "c":
         x = np.real(x)
     with np.errstate(invalid="ignore", over="ignore"):
+        if np.dtype(new_dtype) == _dt.bfloat16 and (x.dtype == np.float64 or
+                                                     (_dt.is_integer(x.dtype) and x.dtype.itemsize >= 4)):
+            # ml_dtypes rounds these through float32 (twice: 1 + 2**-8 + 2**-30 gives
+            # 1.0, not 1 + 2**-7); rounding to odd first makes the last step exact
+            x = _float32_round_to_odd(x)
         return x.astype(new_dtype)
+
+
+def _float32_round_to_odd(x):
+    """`x` (float64 or integers) as float32 rounded to odd: truncated toward zero
+    with the last bit set when inexact, so one more rounding to a format at least
+    two bits narrower (bfloat16, float16) is correctly rounded.  Integers go to
+    float64 the same way first (round-to-odd composes).
+
+    Example:
+        >>> float(_float32_round_to_odd(np.array(1 + 2**-30)) - 1) == 2**-23
+        True
+    """
+    if _dt.is_integer(x.dtype):
+        t = x.astype(np.float64)
+        if x.dtype.itemsize == 8:
+            # t may be 2**63 (2**64), which does not convert back
+            big = t >= (2.0 ** 63 if x.dtype.kind == "i" else 2.0 ** 64)
+            ti = np.where(big, 0, t).astype(x.dtype)
+            inexact = big | (ti != x)
+            toward_zero = big | ((t > 0) & (ti > x)) | ((t < 0) & (ti < x))
+            t = _odd_bits(t, inexact, toward_zero, np.uint64)
+        x = t
+    t = x.astype(np.float32)
+    back = t.astype(np.float64)
+    inexact = (back != x) & ~np.isnan(x)
+    return _odd_bits(t, inexact, inexact & (np.abs(back) > np.abs(x)), np.uint32)
+
+
+def _odd_bits(t, inexact, toward_zero, utype):
+    bits = np.array(t).view(utype)
+    bits = np.where(toward_zero, bits - utype(1), bits)
+    bits = np.where(inexact, bits | utype(1), bits)
+    return bits.view(t.dtype)
 
 
 convert_element_type_p = Primitive("convert_element_type")

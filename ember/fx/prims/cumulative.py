@@ -13,6 +13,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..core import PRIMITIVES, AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
 from .reduce import _LOWP, _asnp, _check_dtype, _numeric, _ordered, _real_float
+from .elementwise import from_order_keys, order_keys
 from .rules import deflinear
 
 
@@ -66,8 +67,17 @@ def _int_wrapping(npfn):
 
 cumsum_p = _cumulative("cumsum", _numeric, _int_wrapping(np.cumsum))
 cumprod_p = _cumulative("cumprod", _numeric, _int_wrapping(np.cumprod))
-cummax_p = _cumulative("cummax", _ordered, lambda x, axis: np.maximum.accumulate(x, axis=axis))
-cummin_p = _cumulative("cummin", _ordered, lambda x, axis: np.minimum.accumulate(x, axis=axis))
+def _ieee_accumulate(ufunc, op):
+    """Running IEEE maximum/minimum (-0.0 < +0.0, NaN propagates): on order keys for floats."""
+    def acc(x, axis):
+        if x.dtype.kind != "f":
+            return ufunc.accumulate(x, axis=axis)
+        return from_order_keys(ufunc.accumulate(order_keys(x, op), axis=axis), x.dtype)
+    return acc
+
+
+cummax_p = _cumulative("cummax", _ordered, _ieee_accumulate(np.maximum, "max"))
+cummin_p = _cumulative("cummin", _ordered, _ieee_accumulate(np.minimum, "min"))
 cumlogsumexp_p = _cumulative("cumlogsumexp", _real_float,
                              lambda x, axis: np.logaddexp.accumulate(x, axis=axis))
 

@@ -338,7 +338,70 @@ def _rem_impl(x, y):
 
 def _pow_impl(x, y):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.power(x, y)
+        r = np.power(x, y)
+        if _dt.is_inexact(r.dtype) and r.dtype.kind != "c":
+            # numpy computes x**0.5 as sqrt(x) and x**-0.5 as 1/sqrt(x), which keep the
+            # sign of -0.0; C99 (and the compiled pow): pow(+-0, y) is +0 / +inf
+            # unless y is an odd integer
+            x, y = np.asarray(x), np.asarray(y)
+            zero = x == 0
+            if np.any(zero):
+                odd = (np.abs(y) % 2 == 1) & np.signbit(x)
+                big = y < 0
+                fixed = np.where(big, np.inf, 0.0).astype(r.dtype)
+                fixed = np.where(odd, -fixed, fixed)
+                r = np.where(zero & ~np.isnan(y) & (y != 0), fixed, r)
+        return r
+
+
+def order_keys(x, op="max"):
+    """Float array `x` as signed integers ordered like IEEE 754-2019 `maximum`/
+    `minimum` (-0.0 < +0.0), NaN mapped to the key that wins `op`: an integer
+    max/min (or `.reduce`, `.accumulate`, `.at`) on keys, mapped back with
+    `from_order_keys`, is the IEEE operation, NaN-propagating.  The LLVM backend's
+    float max/min reductions use the same keys (codegen `_order_key`).
+
+    Example:
+        >>> k = order_keys(np.array([0.0, -0.0, 1.0], np.float32))
+        >>> from_order_keys(np.maximum(k[0], k[1]), np.float32).item(), int(k[1] < k[0])
+        (0.0, 1)
+    """
+    x = np.asarray(x)
+    ity = np.dtype(f"i{x.dtype.itemsize}")
+    bits = x.view(ity)
+    top = np.array(np.iinfo(ity).max, ity)
+    keys = bits ^ ((bits >> (8 * ity.itemsize - 1)) & top)
+    nan = np.isnan(x.astype(np.float32)) if x.dtype == _dt.bfloat16 else np.isnan(x)
+    return np.where(nan, top if op == "max" else np.iinfo(ity).min, keys).astype(ity)
+
+
+def from_order_keys(keys, dtype):
+    """The floats of `order_keys` (the map is its own inverse on bit patterns).
+
+    Example:
+        >>> from_order_keys(order_keys(np.array([-0.0, 2.5])), np.float64).tolist()
+        [-0.0, 2.5]
+    """
+    keys = np.asarray(keys)
+    top = np.array(np.iinfo(keys.dtype).max, keys.dtype)
+    return (keys ^ ((keys >> (8 * keys.dtype.itemsize - 1)) & top)).view(np.dtype(dtype))
+
+
+def _ieee_extremum(npfn, op):
+    """IEEE 754-2019 maximum/minimum: NaN propagates and -0.0 < +0.0 (numpy's
+    maximum leaves the sign of a zero tie to the argument order)."""
+    def impl(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        r = np.asarray(npfn(x, y))
+        if (r.dtype.kind == "f" or r.dtype == _dt.bfloat16) and np.any(r == 0):
+            r = np.where(r == 0, from_order_keys(npfn(order_keys(x.astype(r.dtype), op),
+                                                      order_keys(y.astype(r.dtype), op)), r.dtype), r)
+        return r
+    return impl
+
+
+ieee_maximum = _ieee_extremum(np.maximum, "max")
+ieee_minimum = _ieee_extremum(np.minimum, "min")
 
 
 def _shift_mask(x, y, f):
@@ -377,8 +440,8 @@ mul_p = binary("mul", np.multiply, _any, lowp=False)
 div_p = binary("div", _div_impl, _numeric)
 rem_p = binary("rem", _rem_impl, _numeric)
 pow_p = binary("pow", _pow_impl, _inexact)
-max_p = binary("max", np.maximum, _any, lowp=False)
-min_p = binary("min", np.minimum, _any, lowp=False)
+max_p = binary("max", ieee_maximum, _any, lowp=False)
+min_p = binary("min", ieee_minimum, _any, lowp=False)
 atan2_p = binary("atan2", np.arctan2, _float)
 nextafter_p = binary("nextafter", np.nextafter, _float, lowp=False)  # in float32 a half step is lost
 and_p = binary("and", np.bitwise_and, _intlike, lowp=False)
@@ -515,7 +578,7 @@ def _clamp_abstract(lo, x, hi):
 
 clamp_p = Primitive("clamp")
 clamp_p.abstract_eval = _clamp_abstract
-clamp_p.impl = _exact(lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), lowp=False)
+clamp_p.impl = _exact(lambda lo, x, hi: ieee_minimum(ieee_maximum(x, lo), hi), lowp=False)
 defbroadcasting(clamp_p)
 
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, _where, get_aval, is_undefined, shape_error, tangent_aval
+from .elementwise import from_order_keys, order_keys
 from .rules import add_tangents, aval_of, bdim_to_front, instantiate, moveaxis, zeros
 
 
@@ -412,6 +413,13 @@ def _scatter_impl_for(name, ufunc, allow_complex=True):
             pos, first = np.unique(flat[::-1], return_index=True)
             target[pos] = uf[len(flat) - 1 - first]
             return out
+        if ufunc in (np.maximum, np.minimum) and (out.dtype.kind == "f" or out.dtype in _LOWP):
+            # IEEE maximum/minimum (-0.0 < +0.0, NaN propagates) on order keys
+            op = "max" if ufunc is np.maximum else "min"
+            wd = np.dtype(np.float32) if out.dtype in _LOWP else out.dtype
+            keys = order_keys(target.astype(wd), op)
+            ufunc.at(keys, flat, order_keys(uf.astype(wd), op))
+            return from_order_keys(keys, wd).astype(out.dtype).reshape(out.shape)
         if out.dtype in _LOWP:
             # Half precision accumulates in float32 and rounds once.
             work = target.astype(np.float32)

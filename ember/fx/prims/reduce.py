@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..core import PRIMITIVES, AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
+from .elementwise import from_order_keys, order_keys
 from .rules import defjvp_zero, deflinear
 
 _LOWP = (_dt.float16, _dt.bfloat16)
@@ -125,12 +126,19 @@ def _accumulating(npfn):
 
 
 def _extremum(npfn, identity):
+    op = "max" if npfn is np.max else "min"
+
     def impl(x, *, axes):
         x = _asnp(x)
         d = x.dtype
         xc = x.astype(np.float32) if d == _dt.bfloat16 else x
         with np.errstate(invalid="ignore"):
-            out = npfn(xc, axis=axes, initial=np.array(identity(d), dtype=xc.dtype)[()])
+            out = np.asarray(npfn(xc, axis=axes, initial=np.array(identity(d), dtype=xc.dtype)[()]))
+        if xc.dtype.kind == "f" and np.any(out == 0):
+            # IEEE maximum/minimum order the zeros (-0.0 < +0.0); numpy keeps the first
+            init = order_keys(np.array(identity(d), xc.dtype), op)[()]
+            keys = npfn(order_keys(xc, op), axis=axes, initial=init)
+            out = np.where(out == 0, from_order_keys(keys, xc.dtype), out)
         return np.asarray(out).astype(d, copy=False)
     return impl
 

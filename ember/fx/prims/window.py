@@ -21,6 +21,8 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error, tangent_aval
+from .elementwise import ieee_maximum, ieee_minimum
+from .reduce import reduce_max_p, reduce_min_p
 from .rules import bdim_to_front
 
 _LOWP = (_dt.float16, _dt.bfloat16)
@@ -178,7 +180,8 @@ def _offset_slice(k, out, window_strides, window_dilation):
 
 
 def _reduce_window_impl(kind, abstract_eval):
-    ufunc = {"sum": np.add, "max": np.maximum, "min": np.minimum}[kind]
+    # max/min: IEEE maximum/minimum (-0.0 < +0.0), as reduce_max/reduce_min
+    ufunc = {"sum": np.add, "max": ieee_maximum, "min": ieee_minimum}[kind]
 
     def impl(x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation):
         x = np.asarray(x)
@@ -199,7 +202,7 @@ def _reduce_window_impl(kind, abstract_eval):
             if kind == "sum":
                 r = np.sum(v, axis=axes, dtype=x.dtype)
             else:
-                r = np.max(v, axis=axes) if kind == "max" else np.min(v, axis=axes)
+                r = (reduce_max_p if kind == "max" else reduce_min_p).impl(v, axes=axes)
             return np.asarray(r).astype(dt, copy=False)
         out = _window_shape(get_aval(x), window_dimensions, window_strides, padding,
                             base_dilation, window_dilation)
@@ -211,8 +214,10 @@ def _reduce_window_impl(kind, abstract_eval):
             v = xp[_offset_slice(k, out, window_strides, window_dilation)]
             if acc is None:
                 acc = np.array(v, dtype=x.dtype)
-            else:
+            elif kind == "sum":
                 ufunc(acc, v, out=acc)
+            else:
+                acc = np.asarray(ufunc(acc, v))
         return acc.astype(dt, copy=False)
     return impl
 

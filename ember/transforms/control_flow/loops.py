@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import Primitive, Tracer, Zero, get_aval, tangent_aval, user_source
+from ...fx.core import Primitive, Tracer, Zero, get_aval, tangent_aval
 from ...fx.interpreter import run_graph_numpy
 from ...fx.ir import eval_graph
 from ...fx.prims.rules import bdim_to_front, instantiate

@@ -25,7 +25,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
+from ..util import as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
 
 scan_p = Primitive("scan", multiple_results=True)
 
