@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import sys
 
 import numpy as np
@@ -154,6 +155,22 @@ def _show_static(static):
     return "(" + ", ".join(f"{k}={v!r}:{type(v).__name__}" for k, v in static) + ")"
 
 
+def _infer_statics(fun, nums: tuple, names: tuple) -> tuple[tuple, tuple, frozenset]:
+    """`static_argnums`/`static_argnames` completed with what the signature of
+    `fun` maps them to (a positional-or-keyword parameter named in one is static
+    however it is passed), and the numbers that have a name."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):   # builtins and some callables have none
+        return nums, names, frozenset()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    index = {p.name: i for i, p in enumerate(positional)
+             if p.kind is p.POSITIONAL_OR_KEYWORD}
+    nums = nums + tuple(index[k] for k in names if k in index and index[k] not in nums)
+    names = names + tuple(k for k, i in index.items() if i in nums and k not in names)
+    return nums, names, frozenset(i for k, i in index.items() if k in names)
+
+
 class _Entry:
     __slots__ = ("graph", "consts", "out_tree", "cacheable", "const_buffers", "out_avals",
                  "guards", "warned")
@@ -169,8 +186,10 @@ class JitFunction:
         if isinstance(static_argnames, str):
             static_argnames = (static_argnames,)
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        # as in JAX, each of static_argnums / static_argnames implies the other
+        # through the signature, so f(x, 2) and f(x, s=2) are both static
+        self.static_argnums, self.static_argnames, self._named_nums = _infer_statics(
+            fun, tuple(static_argnums), tuple(static_argnames))
         self.donate_argnums = donate_argnums
         self.backend = backend or "cpu"
         self._cache: dict = {}
@@ -210,6 +229,8 @@ class JitFunction:
         n = len(args)
         nums = set()
         for i in self.static_argnums:
+            if i >= n and i in self._named_nums:
+                continue   # its parameter is passed by name (or left to its default)
             if not -n <= i < n:
                 raise ValueError(f"jit: static_argnums={i} is out of range for a call with {n} "
                                  f"positional arguments")

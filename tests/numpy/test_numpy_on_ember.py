@@ -38,7 +38,8 @@ CALLS = {
     "round": lambda m, v, ax: m.round(v, 1),
     "clip": lambda m, v, ax: m.clip(v, -0.5, 0.5),
     "take": lambda m, v, ax: m.take(v, [0], axis=ax),
-    "argsort": lambda m, v, ax: m.argsort(v, axis=ax if ax is not None else -1),
+    # stable: ties have one right answer (numpy's default quicksort picks any)
+    "argsort": lambda m, v, ax: m.argsort(v, axis=ax if ax is not None else -1, kind="stable"),
     "squeeze": lambda m, v, ax: m.squeeze(v),
     "transpose": lambda m, v, ax: m.transpose(v),
     "ravel": lambda m, v, ax: m.ravel(v),

@@ -1,6 +1,8 @@
 """The jit cache: a cached program is reused only for an identical signature."""
 import math
 
+import pytest
+
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
@@ -76,3 +78,19 @@ def test_static_key_equal_iff_types_and_values_equal(a, b):
     same = len(a) == len(b) and all(
         type(x) is type(y) and (np.asarray(x).tobytes() == np.asarray(y).tobytes()) for x, y in zip(a, b))
     assert (static_key(tuple(a)) == static_key(tuple(b))) == same
+
+
+def test_static_argnames_and_argnums_imply_each_other():
+    # as in JAX: a parameter named static is static when passed positionally too
+    def f(x, s):
+        return x * s if s > 1 else x        # Python control flow on s: must be static
+    x = enp.ones(2)
+    by_name = ember.jit(f, static_argnames="s")
+    assert by_name(x, 3).tolist() == [3.0, 3.0]
+    assert by_name(x, s=0.5).tolist() == [1.0, 1.0]
+    assert by_name.static_argnums == (1,)
+    by_num = ember.jit(f, static_argnums=1)
+    assert by_num(x, s=3).tolist() == [3.0, 3.0]
+    assert by_num.static_argnames == ("s",)
+    with pytest.raises(ValueError, match="static_argnums=2 is out of range"):
+        ember.jit(f, static_argnums=2)(x, 3)
