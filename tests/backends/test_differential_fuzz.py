@@ -27,7 +27,7 @@ import fuzz_programs as fp  # noqa: E402
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None, print_blob=False,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                        HealthCheck.filter_too_much])
+                                        HealthCheck.filter_too_much, HealthCheck.large_base_example])
 
 
 @st.composite
@@ -58,6 +58,19 @@ def test_many_random_programs_agree(prog):
 def test_long_chains_agree(seed):
     # thousands of nodes, each reading the previous one: no walk may recurse per node
     prog = fp.generate(fp.RngChooser(np.random.default_rng(seed)), min_ops=3000, max_ops=3000, deep=True)
+    _check(prog)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_long_half_precision_reductions_agree(dtype):
+    # more elements than float16 can count (65504 is its largest finite value):
+    # a mean must not divide by an overflowed count, a sum must not accumulate
+    # in the narrow type
+    x = fp.C(dtype, np.random.default_rng(0).random(70000))
+    prog = fp.rebuild({"x0": x}, [
+        fp.Node("v1", "enp.mean(x0, axis=(0,))", ("mean", (0,)), ("x0",)),
+        fp.Node("v2", f"lax.mul(x0, C('{dtype}', 0.5))"),
+        fp.Node("v3", "lax.reduce_sum(v2, (0,))", ("reduce_sum", (0,)), ("v2",))])
     _check(prog)
 
 
@@ -92,7 +105,8 @@ def _triage(n, start=0, max_ops=14):
             return [("exception", "", "", f"{type(e).__name__}: {e}"[:300])]
 
     def key(ps):
-        return {(w, expr.split("(")[0], why[:40] if w == "exception" else "") for w, _, expr, why in ps}
+        return {(w, expr.split("(")[0], expr.split(", ")[-1] if "convert" in expr else "",
+                 why[:40] if w == "exception" else "") for w, _, expr, why in ps}
 
     bad = 0
     for s in range(start, start + n):
