@@ -40,7 +40,7 @@ def _check(prog):
     assert not problems, fp.report(prog, problems)
 
 
-@settings(max_examples=60, **_SETTINGS)
+@settings(max_examples=100, **_SETTINGS)
 @given(programs(max_ops=8))
 def test_random_programs_agree(prog):
     _check(prog)
