@@ -733,7 +733,7 @@ def _accumulate(x, axes, op):
         return xl.prod(axis=axes), np.abs(xl).prod(axis=axes), n
 
 
-def _bounded(got, exact, scale, n, d, kind, also_ok=False):
+def _bounded(got, exact, scale, n, d, kind, also_ok=False, extra=0):
     """|got - exact| <= 0.5 ulp(exact) + n u scale (the classic a-priori bound of a
     sum/dot in any order, u the accumulator's unit roundoff, float32's for the
     half types); non-finite exacts must match."""
@@ -745,7 +745,8 @@ def _bounded(got, exact, scale, n, d, kind, also_ok=False):
     with np.errstate(all="ignore"):
         err_ulp = ulp_distance(got, exact, d)
         ulp = np.ldexp(np.longdouble(1.0), np.maximum(np.frexp(np.abs(exact).astype(np.float64))[1] - p, emin))
-        allowed = 0.5 * ulp + n * u * scale + (n * np.ldexp(np.longdouble(1), emin) if kind == "prod" else 0)
+        # n half-subnormals: each rounding below the normal range is absolute
+        allowed = 0.5 * ulp + n * u * scale + n * np.ldexp(np.longdouble(1), emin) + extra
         ok = np.abs(got_l - exact) <= allowed
         # an intermediate may overflow in some order once the magnitudes get near the top
         may_overflow = scale * (1 + n * u) > fmax
@@ -801,14 +802,19 @@ def check_inexact(node, got, env):
             with np.errstate(all="ignore"):
                 smalls = np.where(ax < 1, ax, 1).astype(np.longdouble).prod(axis=axes)
             also_ok = (smalls < float(ml_dtypes.finfo(x.dtype).tiny)) & (np.isfinite(exact))
+        extra = 0
         if kind == "mean":
+            # a mean is a sum rounded to the dtype, then a division rounded again
+            p, emin = precision(d)
+            with np.errstate(all="ignore"):
+                e = np.frexp(np.abs(exact).astype(np.float64))[1]
+            extra = 0.5 * np.ldexp(np.longdouble(1.0), np.maximum(e - p, emin)) / max(n, 1)
             exact, scale = exact / max(n, 1), scale / max(n, 1)
             if n == 0:
                 exact = np.full(exact.shape, np.nan, np.longdouble)
-            n += 1
         if kind != "reduce_prod":
             exact = np.where(_nan_inf(x, axes), np.nan, exact)
-        return _bounded(got, exact, scale, n, d, "prod" if kind == "reduce_prod" else "sum", also_ok)
+        return _bounded(got, exact, scale, n, d, "prod" if kind == "reduce_prod" else "sum", also_ok, extra)
     if kind in ("cumsum", "cumprod"):
         _, axis, rev = node.oracle
         xl = np.flip(x, axis) if rev else x
