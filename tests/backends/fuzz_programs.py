@@ -131,7 +131,7 @@ def specials(d):
     fi = ml_dtypes.finfo(d)
     base = [0.0, -0.0, np.nan, np.inf, -np.inf, float(fi.smallest_subnormal), -float(fi.smallest_subnormal),
             float(fi.tiny), -float(fi.tiny), float(fi.max), -float(fi.max), 1.0, -1.0, 0.5, -0.5, 2.5, -2.5,
-            1.5, float(fi.eps), 1 + float(fi.eps), 3.0, -7.0]
+            1.5, float(fi.eps), 1 + float(fi.eps), 1 - float(fi.epsneg), 3.0, -7.0]
     # values that sit on the boundaries of narrower casts
     extra = [65504.0, 65520.0, 2.0 ** -24, 2.0 ** -25, 3.3895313892515355e38, 2.0 ** 24 + 1, 2.0 ** 31,
              -2.0 ** 31 - 1, 2.0 ** 63, 255.5, -128.5, 4294967296.0, 1e-40, 1e-310, 1 + 2.0 ** -11 + 2.0 ** -30]
@@ -332,6 +332,8 @@ class _Gen:
     def partner(self, a):
         """Another value with a's shape (or a rank-0 one), cast to a's dtype; a itself if none."""
         shape, d = self.aval(a)
+        if self.deep:             # a literal: an older value read again would end the chain's fusion
+            return draw_lit(self.ch, d)
         cands = self.values(lambda s, _: s == shape or s == ())
         b = self.ch.pick(cands) if cands else a
         return self.cast_to(b, d)
@@ -455,7 +457,7 @@ def op_select(g):
     shape, d = g.aval(a)
     b = g.partner(a)
     p = g.pick_value(lambda s, dd: dd == BOOL and (s == shape or s == ()))
-    if p is None or g.ch.integer(0, 2) == 0:
+    if p is None or g.deep or g.ch.integer(0, 2) == 0:
         if d == BOOL:
             p = f"lax.bitwise_xor({a}, C('bool', True))"
         else:
@@ -674,14 +676,26 @@ OPS = ([op_cast] + [op_unary_float] * 3 + [op_unary_int] * 2 + [op_math_unary] *
        + [op_random])
 
 
-def generate(ch, max_ops=10, min_ops=1, deep=False):
+def op_chain(g):
+    """A float -> same-float exact op of the newest value (with a literal), so
+    a deep chain leaves no side outputs and fuses into one expression."""
+    a = g.pick_value(lambda s, d: is_float(d))
+    d = g.aval(a)[1]
+    if g.ch.integer(0, 1):
+        g.add(f"lax.{g.ch.pick(['neg', 'abs', 'floor', 'ceil', 'round', 'sqrt', 'square'])}({a})")
+    else:
+        g.add(f"lax.{g.ch.pick(ARITH)}({a}, {draw_lit(g.ch, d)})")
+
+
+def generate(ch, max_ops=10, min_ops=1, deep=False, ops=OPS, shape=None, dtypes=FLOATS + DTYPES):
     """A random program: 1-3 inputs of random dtypes and broadcast-compatible
-    shapes (rank 0-3, size-0 dims included), then ``min_ops..max_ops`` drawn
-    nodes (``deep``: each reading the newest value it can, a long chain)."""
+    shapes (rank 0-3, size-0 dims included; or ``shape``), then
+    ``min_ops..max_ops`` nodes drawn from ``ops`` (``deep``: each reading the
+    newest value it can, a long chain); input dtypes drawn from ``dtypes``."""
     g = _Gen(ch, deep)
-    base = _shape(ch)
+    base = _shape(ch) if shape is None else shape
     for i in range(ch.integer(1, 3)):
-        d = ch.pick(FLOATS + DTYPES)      # floats twice as likely: most edge cases live there
+        d = ch.pick(dtypes)      # by default floats twice as likely: most edge cases live there
         x = draw_array(ch, d, _variant(ch, base))
         name = f"x{i}"
         g.inputs[name] = x
@@ -689,7 +703,7 @@ def generate(ch, max_ops=10, min_ops=1, deep=False):
     for _ in range(ch.integer(min_ops, max_ops)):
         before = len(g.nodes)
         for _ in range(8):         # a draw may not apply to the values at hand
-            ch.pick(OPS)(g)
+            ch.pick(ops)(g)
             if len(g.nodes) > before:
                 break
         else:
@@ -897,6 +911,14 @@ def report(prog, problems):
     lines += [f"  [{what}] {name} = {expr}\n      {why}" for what, name, expr, why in problems]
     lines += ["reproducer:", prog.reproducer()]
     return "\n".join(lines)
+
+
+def chain_depth(prog):
+    """The longest path of nodes from an input to an output (a loop, no recursion)."""
+    depth = {k: 0 for k in prog.inputs}
+    for n in prog.nodes:
+        depth[n.name] = 1 + max((depth[t] for t in _tokens(n.expr) if t in depth), default=0)
+    return max(depth.values())
 
 
 def rebuild(inputs, nodes):

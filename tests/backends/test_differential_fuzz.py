@@ -56,8 +56,11 @@ def test_many_random_programs_agree(prog):
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_long_chains_agree(seed):
-    # thousands of nodes, each reading the previous one: no walk may recurse per node
-    prog = fp.generate(fp.RngChooser(np.random.default_rng(seed)), min_ops=3000, max_ops=3000, deep=True)
+    # thousands of fused elementwise nodes, each reading the previous one: no
+    # walk over the graph or a kernel's expression may recurse per node
+    prog = fp.generate(fp.RngChooser(np.random.default_rng(seed)), min_ops=3000, max_ops=3000, deep=True,
+                       ops=[fp.op_chain, fp.op_clamp], shape=(3, 5), dtypes=fp.FLOATS)
+    assert len(prog.outputs) == 1 and fp.chain_depth(prog) == 3000
     _check(prog)
 
 
