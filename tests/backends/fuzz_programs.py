@@ -841,9 +841,14 @@ def check_inexact(node, got, env):
                 exact = np.where(bad, np.nan, exact)
             else:
                 exact, scale = np.cumprod(xl.astype(np.longdouble), axis), np.cumprod(np.abs(xl.astype(np.longdouble)), axis)
+        # each prefix builds on the last rounded one: once a prefix overflows,
+        # every later one may stay infinite (or turn NaN, meeting a zero)
+        with np.errstate(invalid="ignore"):
+            ovf = np.maximum.accumulate(~(np.abs(exact) <= float(ml_dtypes.finfo(d).max)), axis)
         if rev:
-            exact, scale = np.flip(exact, axis), np.flip(scale, axis)
-        return _bounded(got, exact, scale, max(x.shape[axis], 1), d, "prod" if kind == "cumprod" else "sum")
+            exact, scale, ovf = np.flip(exact, axis), np.flip(scale, axis), np.flip(ovf, axis)
+        return _bounded(got, exact, scale, max(x.shape[axis], 1), d, "prod" if kind == "cumprod" else "sum",
+                        ovf & ~np.isfinite(got.astype(np.float64)))
     if kind == "dot":
         (ca, cb), _ = node.oracle[1]
         a, b = args[0].astype(np.longdouble), args[1].astype(np.longdouble)
