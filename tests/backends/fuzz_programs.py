@@ -965,3 +965,91 @@ def shrink(prog, fails):
             if cand is not None and fails(cand):
                 prog, changed = cand, True
     return prog
+
+
+# --- a child process to run programs in ---------------------------------------------------
+
+def _read_exact(f, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = f.read(n - len(buf))
+        if not chunk:
+            raise EOFError
+        buf += chunk
+    return buf
+
+
+def _serve():
+    """The child's loop: read a pickled program, answer its problems."""
+    import pickle
+    import traceback
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)          # stray prints go to stderr, not into the answers
+    inp = sys.stdin.buffer
+    while True:
+        try:
+            n = int.from_bytes(_read_exact(inp, 8), "little")
+        except EOFError:
+            return
+        inputs, nodes, eager = pickle.loads(_read_exact(inp, n))
+        try:
+            problems = check_program(Program(inputs, nodes, eager))
+        except Exception as e:  # noqa: BLE001  (an internal error on a valid program is a finding)
+            tb = traceback.format_exc().strip().splitlines()
+            problems = [("exception", "", "", f"{type(e).__name__}: {e} ({tb[-3].strip()})")]
+        data = pickle.dumps(problems)
+        out.write(len(data).to_bytes(8, "little") + data)
+        out.flush()
+
+
+class Sandbox:
+    """Runs ``check_program`` in a long-lived child process, so a crash in
+    native code (a segfault) is reported as a mismatch of that program, and
+    hypothesis shrinks it, instead of killing the test session.
+
+    Example:
+        >>> import numpy as np
+        >>> box = Sandbox()
+        >>> box.check(generate(RngChooser(np.random.default_rng(0)), max_ops=3))
+        []
+        >>> box.close()
+    """
+
+    def __init__(self, timeout_s=300):
+        self.proc, self.timeout_s = None, timeout_s
+
+    def _start(self):
+        import subprocess
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + [p for p in sys.path if p]))
+        self.proc = subprocess.Popen([sys.executable, "-c", "import fuzz_programs; fuzz_programs._serve()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+
+    def check(self, prog):
+        import pickle
+        import select
+        import signal
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        data = pickle.dumps((prog.inputs, prog.nodes, prog.eager))
+        try:
+            self.proc.stdin.write(len(data).to_bytes(8, "little") + data)
+            self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout_s)
+            if not ready:
+                self.proc.kill()
+                raise EOFError
+            n = int.from_bytes(_read_exact(self.proc.stdout, 8), "little")
+            return pickle.loads(_read_exact(self.proc.stdout, n))
+        except (BrokenPipeError, EOFError):
+            rc = self.proc.wait()
+            self.proc = None
+            how = (f"killed by {signal.Signals(-rc).name}" if rc < 0 else f"exit status {rc}")
+            return [("crash", "", "", f"the process running the program died ({how}); "
+                                      f"run the reproducer to see where")]
+
+    def close(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        self.proc = None

@@ -35,22 +35,31 @@ def programs(draw, max_ops):
     return fp.generate(fp.HypothesisChooser(draw), max_ops=max_ops)
 
 
-def _check(prog):
-    problems = fp.check_program(prog)
+@pytest.fixture(scope="module")
+def sandbox():
+    box = fp.Sandbox()
+    yield box
+    box.close()
+
+
+def _check(prog, sandbox=None):
+    problems = sandbox.check(prog) if sandbox is not None else fp.check_program(prog)
     assert not problems, fp.report(prog, problems)
 
 
+# the programs run in a child process: a crash in native code fails (and
+# shrinks) one program instead of ending the session
 @settings(max_examples=100, **_SETTINGS)
-@given(programs(max_ops=8))
-def test_random_programs_agree(prog):
-    _check(prog)
+@given(prog=programs(max_ops=8))
+def test_random_programs_agree(sandbox, prog):
+    _check(prog, sandbox)
 
 
 @pytest.mark.slow
 @settings(max_examples=1200, **_SETTINGS)
-@given(programs(max_ops=14))
-def test_many_random_programs_agree(prog):
-    _check(prog)
+@given(prog=programs(max_ops=14))
+def test_many_random_programs_agree(sandbox, prog):
+    _check(prog, sandbox)
 
 
 @pytest.mark.slow
