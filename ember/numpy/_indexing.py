@@ -339,9 +339,12 @@ def getitem(x, idx, mode=None, fill_value=None):
     has_adv = any(it.kind == "adv" for it in items)
     if mode is not None:
         # every integer index goes through gather so that `mode` applies to it
-        for d, it in enumerate(items):
+        for it in items:
             if it.kind == "int":
-                it.kind, it.value = "adv", np.asarray(_bounded_int(it.value, eshape[d]))
+                # saturated to int64 (n is smaller, so in/out of range is unchanged);
+                # _prepare_adv wraps it once like any index array
+                it.kind, it.value = "adv", np.asarray(min(max(it.value, -2 ** 63), 2 ** 63 - 1),
+                                                      np.int64)
         has_adv = any(it.kind in ("adv", "dyn") for it in items)
     if not has_adv:
         for d, it in enumerate(items):

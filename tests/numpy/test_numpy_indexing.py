@@ -397,6 +397,18 @@ def test_wide_index_dtypes_are_bounded_before_narrowing(data):
     for path, f in paths.items():
         got = np.asarray(f(x, idx))
         np.testing.assert_array_equal(got, want, err_msg=f"{name} {path} idx={idx!r}")
+    # one index as a 0-d array, an ember scalar and a Python int: each wrapped once
+    if "take_along_axis" in name:
+        return
+    i0 = idx[:1].reshape(())
+    one = _want_index_result(x, idx[:1], kind)
+    one = one.reshape(()) if kind in ("clip", "fill", "wrap") else one
+    for path, f in paths.items():
+        for form in (i0, enp.asarray(i0), int(i0)):
+            if path != "eager" and isinstance(form, int):
+                continue
+            got = np.asarray(f(x, form))
+            np.testing.assert_array_equal(got, one, err_msg=f"{name} {path} idx={form!r}")
 
 
 def test_wide_index_reproducers():
