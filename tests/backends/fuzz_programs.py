@@ -796,10 +796,12 @@ def check_inexact(node, got, env):
     d = got.dtype
     if kind == "math":
         name = node.oracle[1]
-        # the mpmath double-double (hi, lo): hi + lo in extended precision
-        hi, lo = mathlib_cases.reference(name, [np.atleast_1d(a.astype(np.float64)) for a in args])
+        # the mpmath double-double (hi, lo) on equal-shape arguments: hi + lo in
+        # extended precision
+        bargs = np.broadcast_arrays(*[a.astype(np.float64) for a in args])
+        hi, lo = mathlib_cases.reference(name, [np.atleast_1d(a).ravel() for a in bargs])
         ref = hi.astype(np.longdouble) + lo
-        ref = np.broadcast_to(ref.reshape(np.broadcast_shapes(*[a.shape for a in args])), got.shape)
+        ref = np.broadcast_to(ref.reshape(bargs[0].shape), got.shape)
         err = ulp_distance(got, ref, d)
         lim = mathlib.TRIG_LIMIT["f64" if d == np.float64 else "f32"]
         if name in ("sin", "cos", "tan"):
