@@ -5,6 +5,7 @@ Static ints and slices lower to `slice`/`rev`/`squeeze`; traced integer scalars 
 `dynamic_slice`; integer arrays to one `gather`.  Out-of-range *static* indices raise
 IndexError like numpy.  Traced indices cannot be checked: negative ones wrap once,
 then reads clamp into range and `.at[]` updates drop out-of-range writes (as JAX).
+Ranges are judged in the index's own dtype before it is narrowed to the gather's.
 Boolean masks need concrete values (the result size depends on them).
 
 Example:
@@ -211,26 +212,55 @@ def _index_dtype(shape):
     return _dt.int64 if any(s >= 2 ** 31 - 1 for s in shape) else _dt.int32
 
 
+def _bounded_int(i, n):
+    """A static index for an axis of size n with negative values wrapped once and the
+    out-of-range ones pinned to -1 or n, so it fits any index dtype and still reads as
+    out of range (to the left or right) to gather's clip/fill and scatter's drop."""
+    i = int(i)
+    if i < 0:
+        i += n
+    return -1 if i < 0 else n if i > n else i
+
+
 def _prepare_adv(arr, n, axis, shape, check, idt, op):
     """An index array for an axis of size n: negative entries wrapped, bounds checked when
-    static (and `check`)."""
+    static (and `check`), in the index dtype `idt`.
+
+    Wrapping and range handling happen in a dtype that holds both the user's values and
+    n; only then is the result narrowed to `idt` (an int64 index 2**32 + 1 narrowed
+    first would wrap to 1, in range).
+    """
     cv = concrete_or_none(arr) if not isinstance(arr, Tracer) else None
     if cv is not None:
-        cv = np.asarray(cv).astype(np.int64)
+        cv = np.asarray(cv)
+        if cv.dtype == np.uint64:
+            cv = np.minimum(cv, np.uint64(n))
+        cv = cv.astype(np.int64)
         if check and cv.size and (cv.min() < -n or cv.max() >= n):
             bad = cv[(cv < -n) | (cv >= n)].ravel()[0]
             raise IndexError(f"{op}: index {bad} is out of bounds for axis {axis} with size {n} "
                              f"(array shape {tuple(shape)}){_where_line()}")
         cv = np.where(cv < 0, cv + n, cv)
-        return cv.astype(idt)
-    a = get_aval(arr)
-    if a.dtype != idt:
-        arr = lax.convert_element_type(arr, idt)
-    if _dt.kind(a.dtype) == "i":
-        zero = const(idt, 0)
+        return np.clip(cv, -1, n).astype(idt)
+    src = get_aval(arr).dtype
+    if _dt.kind(src) not in "iu":
+        return lax.convert_element_type(arr, idt)
+    signed = _dt.kind(src) == "i"
+    si, ti = np.iinfo(src), np.iinfo(idt)
+    narrow_first = si.min >= ti.min and si.max <= ti.max
+    if narrow_first:
+        # every value of the user's dtype is exact in idt, and so is n
+        arr = lax.convert_element_type(arr, idt) if src != idt else arr
+    work = idt if narrow_first else src
+    if signed:
+        zero = const(work, 0)
         sh = get_aval(arr).shape
-        nb = lax.broadcast_in_dim(const(idt, n), sh, ()) if sh else const(idt, n)
+        nb = lax.broadcast_in_dim(const(work, n), sh, ()) if sh else const(work, n)
         arr = lax.select_n(lax.lt(arr, zero), arr, lax.add(arr, nb))
+    if not narrow_first:
+        # n < idt's max (see _index_dtype), so n fits the wider user dtype too
+        lo = const(src, -1 if signed else 0)
+        arr = lax.convert_element_type(lax.clamp(lo, arr, const(src, n)), idt)
     return arr
 
 
@@ -284,6 +314,8 @@ def getitem(x, idx, mode=None, fill_value=None):
 
     `mode` (None, 'clip', 'fill', 'promise_in_bounds') selects how array indices that are
     out of range are handled; with a mode given, static indices are not bounds-checked.
+    'fill' reads `fill_value`, by default JAX's (NaN for inexact dtypes, the extreme
+    value for integers, True for bool).
 
     Example:
         >>> import ember.numpy as enp
@@ -309,7 +341,10 @@ def getitem(x, idx, mode=None, fill_value=None):
         # every integer index goes through gather so that `mode` applies to it
         for it in items:
             if it.kind == "int":
-                it.kind, it.value = "adv", np.asarray(it.value)
+                # saturated to int64 (n is smaller, so in/out of range is unchanged);
+                # _prepare_adv wraps it once like any index array
+                it.kind, it.value = "adv", np.asarray(min(max(it.value, -2 ** 63), 2 ** 63 - 1),
+                                                      np.int64)
         has_adv = any(it.kind in ("adv", "dyn") for it in items)
     if not has_adv:
         for d, it in enumerate(items):
@@ -373,7 +408,25 @@ def getitem(x, idx, mode=None, fill_value=None):
                                     start_index_map=tuple(adv))
     slice_sizes = tuple(1 if d in adv else s for d, s in enumerate(sshape))
     gmode = "clip" if mode is None else mode
-    return lax.gather(x, indices, dn, slice_sizes, mode=gmode, fill_value=fill_value)
+    return lax.gather(x, indices, dn, slice_sizes, mode=gmode,
+                      fill_value=_read_fill(gmode, fill_value, xa.dtype))
+
+
+_FILL_MODES = ("fill", "drop", "fill_or_drop")
+
+
+def _read_fill(mode, fill_value, dtype):
+    """The value an out-of-range read gives in `mode`: `fill_value`, else JAX's default
+    (NaN for inexact dtypes, the most negative / largest value of a signed / unsigned
+    integer dtype, True for bool). ``lax.gather`` itself fills 0 (it stays linear)."""
+    if fill_value is not None or mode not in _FILL_MODES:
+        return fill_value
+    d = np.dtype(dtype)
+    if d == _dt.bool_:
+        return True
+    if _dt.kind(d) in "fc":
+        return float("nan")
+    return int(np.iinfo(d).min if _dt.kind(d) == "i" else np.iinfo(d).max)
 
 
 def _index_broadcast(shapes, op):
@@ -550,8 +603,8 @@ def _scatter(x, idx, values, kind, mode):
             i = it.value
             if check:
                 i = _check_int(i, eshape[d], orig_axis[d], shape, op)
-            elif i < 0:
-                i += eshape[d]
+            else:
+                i = _bounded_int(i, eshape[d])
             adv_vals[d] = np.asarray(i, dtype=idt)
         else:
             adv_vals[d] = _prepare_adv(it.value, eshape[d], orig_axis[d], shape, check, idt, op)
@@ -649,12 +702,17 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
     """Elements of `x` at `indices` along `axis` (the flattened array when None).
 
     `mode`: None/'raise' (static indices are bounds-checked; traced ones clamp), 'clip',
-    'wrap', or 'fill' (out-of-range reads give `fill_value`).
+    'wrap', or 'fill' (out-of-range reads give `fill_value`, by default NaN for inexact
+    dtypes, the most negative / largest value for signed / unsigned integers, True for
+    bool, as in JAX).  Bounds are judged on the index values as given, in their own dtype
+    (an int64 index 2**32 + 1 is out of range, not 1).
 
     Example:
         >>> import ember.numpy as enp
         >>> enp.take(enp.asarray([[1, 2], [3, 4]]), enp.asarray([1, 0]), axis=1).tolist()
         [[2, 1], [4, 3]]
+        >>> enp.take(enp.asarray([1.0, 2.0]), enp.asarray([1, 5]), mode="fill").tolist()
+        [2.0, nan]
     """
     from ._util import no_numpy_feature
     no_numpy_feature("take", out=out)
@@ -731,8 +789,9 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     if n == 0 and get_aval(idx).size:
         raise IndexError(f"take_along_axis: cannot take from the empty axis {ax} of shape "
                          f"{xa.shape}")
-    return lax.gather(x, ind, dn, slice_sizes, mode="clip" if mode is None else mode,
-                      fill_value=fill_value)
+    gmode = "clip" if mode is None else mode
+    return lax.gather(x, ind, dn, slice_sizes, mode=gmode,
+                      fill_value=_read_fill(gmode, fill_value, xa.dtype))
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):

@@ -330,3 +330,109 @@ def test_vmap_and_jit_of_at_updates():
                                   np.array([[0, 0, 0, 0], [0, 0, 0, 0], [0, 7, 7, 7]]))
     g = ember.make_graph(lambda v, i: v.at[i].max(v[0]))(x, idx)
     typecheck(g)
+
+
+# --- wide index dtypes: bounds handled before the index is narrowed -----------------------
+_IDX_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
+
+
+def _index_values(dtype):
+    info = np.iinfo(dtype)
+    near = [0, 1, 2, 3, 4, -1, -2, -3, -4, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1,
+            -2 ** 31, -2 ** 31 - 1, -2 ** 32, -2 ** 32 + 1, -2 ** 32 - 2]
+    return st.sampled_from([v for v in near if info.min <= v <= info.max]) | st.integers(info.min, info.max)
+
+
+def _wrapped(i, n):
+    return i + n if i < 0 else i
+
+
+_ENTRY_POINTS = {
+    "take clip": (lambda a, i: enp.take(a, i, axis=0, mode="clip"), "clip"),
+    "take fill": (lambda a, i: enp.take(a, i, axis=0, mode="fill"), "fill"),
+    "take wrap": (lambda a, i: enp.take(a, i, axis=0, mode="wrap"), "wrap"),
+    "take_along_axis clip": (lambda a, i: enp.take_along_axis(a, i, axis=0, mode="clip"), "clip"),
+    "take_along_axis fill": (lambda a, i: enp.take_along_axis(a, i, axis=0, mode="fill"), "fill"),
+    "at.get fill": (lambda a, i: enp.asarray(a).at[i].get(mode="fill"), "fill"),
+    "at.set clip": (lambda a, i: enp.asarray(a).at[i].set(-5.0, mode="clip"), "set clip"),
+    "at.add drop": (lambda a, i: enp.asarray(a).at[i].add(-5.0, mode="drop"), "add drop"),
+    "getitem traced": (lambda a, i: enp.asarray(a)[i], "clip"),
+    "at.set traced": (lambda a, i: enp.asarray(a).at[i].set(-5.0), "set drop"),
+}
+
+
+def _want_index_result(x, idx, kind):
+    n = x.shape[0]
+    out = x.copy()
+    res = []
+    for i in (int(v) for v in idx):
+        w = _wrapped(i, n)
+        if kind == "clip":
+            res.append(x[min(max(w, 0), n - 1)])
+        elif kind == "fill":
+            res.append(x[w] if 0 <= w < n else np.nan)
+        elif kind == "wrap":
+            res.append(x[i % n])
+        elif kind == "set clip":
+            out[min(max(w, 0), n - 1)] = -5.0
+        elif 0 <= w < n:
+            out[w] = -5.0 if kind == "set drop" else out[w] - 5.0
+    return np.array(res, x.dtype) if res else out
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_wide_index_dtypes_are_bounded_before_narrowing(data):
+    # an int64 index 2**32 + 1 narrowed to int32 first read element 1; every entry
+    # point must decide in/out of range on the user's value, on every path
+    name = data.draw(st.sampled_from(sorted(_ENTRY_POINTS)))
+    fn, kind = _ENTRY_POINTS[name]
+    dtype = data.draw(st.sampled_from(_IDX_DTYPES))
+    idx = np.array(data.draw(st.lists(_index_values(dtype), min_size=1, max_size=4)), dtype)
+    x = np.array([10.0, 20.0, 30.0], np.float32)
+    want = _want_index_result(x, idx, kind)
+    paths = {"jit": ember.jit(fn), "reference": ember.jit(fn, backend="reference")}
+    if "traced" not in name:
+        paths["eager"] = fn
+    for path, f in paths.items():
+        got = np.asarray(f(x, idx))
+        np.testing.assert_array_equal(got, want, err_msg=f"{name} {path} idx={idx!r}")
+    # one index as a 0-d array, an ember scalar and a Python int: each wrapped once
+    if "take_along_axis" in name:
+        return
+    i0 = idx[:1].reshape(())
+    one = _want_index_result(x, idx[:1], kind)
+    one = one.reshape(()) if kind in ("clip", "fill", "wrap") else one
+    for path, f in paths.items():
+        for form in (i0, enp.asarray(i0), int(i0)):
+            if path != "eager" and isinstance(form, int):
+                continue
+            got = np.asarray(f(x, form))
+            np.testing.assert_array_equal(got, one, err_msg=f"{name} {path} idx={form!r}")
+
+
+def test_wide_index_reproducers():
+    x = np.array([10., 20., 30.], np.float32)
+    g = lambda a, b: enp.take(a, b, axis=0, mode="clip")  # noqa: E731
+    for f in (g, ember.jit(g), ember.jit(g, backend="reference")):
+        assert np.asarray(f(x, np.array([2 ** 32 + 1]))).tolist() == [30.0]
+        assert np.asarray(f(x, np.array([-2 ** 32]))).tolist() == [10.0]
+        assert np.isnan(np.asarray(enp.take(x, np.array([2 ** 32 + 1]), mode="fill"))).all()
+    # a static Python int far out of range with a mode is pinned, not overflowed
+    assert enp.asarray(x).at[2 ** 40].set(1.0, mode="clip").tolist() == [10.0, 20.0, 1.0]
+    assert np.isnan(float(enp.asarray(x).at[2 ** 70].get(mode="fill")))
+
+
+def test_fill_mode_defaults_follow_jax():
+    i = np.array([3, 0, -7])
+    for dtype, fill in [(np.float32, np.nan), (dt.bfloat16, np.nan), (np.int16, -2 ** 15),
+                        (np.uint8, 255), (np.bool_, True)]:
+        x = np.array([1, 0, 1]).astype(dtype)
+        for f in (enp.take, ember.jit(enp.take, static_argnames="mode")):
+            got = np.asarray(f(x, i, mode="fill"))
+            assert got.dtype == np.dtype(dtype)
+            np.testing.assert_array_equal(got.astype(np.float64), [fill, x[0], fill])
+    assert float(enp.take(np.arange(3.0), np.array([9]), mode="fill", fill_value=-1.0)[0]) == -1.0
+    # the fill is a constant: no gradient flows to it and none comes from it
+    g = ember.grad(lambda a: enp.take(a, np.array([0, 5]), mode="fill", fill_value=0.0).sum())
+    assert np.asarray(g(np.ones(3, np.float32))).tolist() == [1.0, 0.0, 0.0]

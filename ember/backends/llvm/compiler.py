@@ -17,7 +17,8 @@ with ``os.replace``, so readers see either nothing or a complete entry.
 
 Every symbol the object code needs from outside (declared externals, and the
 runtime helpers code generation calls where the target lacks an instruction,
-such as ``__extendhfsf2`` without F16C) is resolved before the code can run;
+such as ``__extendhfsf2`` without F16C, or ``__truncdfhf2`` for a float64 ->
+float16 conversion, which no x86 instruction does) is resolved before the code can run;
 one that nothing provides is a ``RuntimeError``, never a call to address 0.
 
 Environment:

@@ -109,7 +109,9 @@ def _erf_inv(x):
 
 
 neg_p = unary("neg", np.negative, _numeric, lowp=False)
-sign_p = unary("sign", np.sign, _numeric, lowp=False)
+# half types in float32: ml_dtypes' bfloat16 sign keeps -0.0, numpy's float sign (and the
+# native code) gives +0.0 for either zero
+sign_p = unary("sign", np.sign, _numeric)
 floor_p = unary("floor", np.floor, _float)
 ceil_p = unary("ceil", np.ceil, _float)
 round_p = unary("round", np.rint, _float)  # half to even, like numpy and the array API

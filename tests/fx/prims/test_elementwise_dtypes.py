@@ -150,3 +150,24 @@ def test_polygamma_under_jit_holds_float32_data():
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, sp.polygamma(2, x.astype(np.float64)), rtol=1e-6)
     assert math.isclose(float(lax.sin(0.5)), math.sin(0.5), rel_tol=1e-7)
+
+
+_SIGN_DTYPES = [np.float16, ml_dtypes.bfloat16, np.float32, np.float64]
+
+
+def test_sign_of_signed_zeros_and_nan_is_numpy_float64s_on_every_dtype_and_path():
+    # numpy's float64 sign gives +0.0 for -0.0; ml_dtypes' bfloat16 sign kept -0.0 eagerly
+    # and on the reference backend while the native code gave +0.0
+    vals = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, -2.5, 3.0, 1e-30, -1e-30, 6e-8, -6e-8]
+    want64 = np.sign(np.array(vals, np.float64))
+    assert np.signbit(want64[:2]).tolist() == [False, False]
+    for dtype in _SIGN_DTYPES:
+        x = np.array(vals, np.float64).astype(dtype)
+        want = np.sign(x.astype(np.float64)).astype(dtype)
+        for path, f in [("eager", lax.sign), ("jit", ember.jit(lax.sign)),
+                        ("reference", ember.jit(lax.sign, backend="reference"))]:
+            got = np.asarray(f(x))
+            assert got.dtype == np.dtype(dtype), (path, got.dtype)
+            g64, w64 = got.astype(np.float64), want.astype(np.float64)
+            np.testing.assert_array_equal(g64, w64, err_msg=f"{np.dtype(dtype)} {path}")
+            assert (np.signbit(g64) == np.signbit(w64))[~np.isnan(w64)].all(), (dtype, path, got)
