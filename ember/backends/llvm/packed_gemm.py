@@ -20,6 +20,12 @@ The last strip of N runs a narrower kernel (one or two vectors wide); a last
 partial strip of M is computed on the zero padding and stored through a small
 stack tile.  The K slices after the first accumulate into C.
 
+Each call also reports what the overflow check of generated programs (codegen
+``_fix_nonfinite``) needs, found where the data already passes by: whether any
+element of C is not finite (each tile tests its registers as it stores them)
+and the largest exponents of A and B (each packing takes the max as it reads
+the operand).  A caller then needs no scan of C, A or B.
+
 Why not BLAS: the OpenBLAS that numpy and scipy ship picks its kernels at run
 time, and on the project's Zen 5 machines the environment pins it to the
 Haswell (AVX2) kernels (``OPENBLAS_CORETYPE``) because older builds crash on
