@@ -257,6 +257,8 @@ def test_the_report_has_the_operands_largest_exponents(m, n, k, dtype, la, lb, c
 def test_the_avx512_kernels_compile_for_znver4():
     """This machine may lack AVX-512: check its kernels' IR and object code anyway."""
     import llvmlite.binding as llvm
+    from ember.backends.llvm import target
+    target.initialize()
     configs = [packed_gemm.GemmConfig(np.float32, lanes=16, mr=8, nv=3),
                packed_gemm.GemmConfig(np.float64, lanes=8, mr=8, nv=3)]
     mod = llvm.parse_assembly(packed_gemm.build_ir(configs))
