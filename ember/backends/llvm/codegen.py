@@ -752,7 +752,10 @@ class _KernelEmitter:
 
     def _product(self, dt):
         """``emit(trans_a, trans_b, m, n, k, A, lda, B, ldb, C, ldc)``: code for
-        ``C = op(A) @ op(B)`` through ember's packed gemm (or BLAS with EMBER_GEMM=blas)."""
+        ``C = op(A) @ op(B)`` through ember's packed gemm (or BLAS with EMBER_GEMM=blas),
+        returning what the packed gemm reports for `_fix_nonfinite` (an i1 "some
+        element of C is not finite" and the i64 largest exponents of A and of B), or
+        None from BLAS, which reports nothing."""
         b = self.b
         if packed_gemm.use_blas():
             fn = blas.declare_gemm(self.m, dt)
@@ -760,11 +763,16 @@ class _KernelEmitter:
             def emit(ta, tb, m, n, k, A, lda, B, ldb, C, ldc):
                 i32 = lambda x: b.trunc(x, I32) if isinstance(x, ir.Value) else x  # noqa: E731
                 blas.emit_gemm_call(b, fn, dt, ta, tb, i32(m), i32(n), i32(k), 1.0, A, lda, B, ldb, 0.0, C, ldc)
+                return None
         else:
             fn = packed_gemm.declare(self.m, dt)
 
             def emit(ta, tb, m, n, k, A, lda, B, ldb, C, ldc):
-                packed_gemm.emit_call(b, fn, ta, tb, m, n, k, A, lda, B, ldb, C, ldc)
+                exps = self._alloca(ir.ArrayType(I64, 2))
+                first = b.gep(exps, [ir.Constant(I32, 0), ir.Constant(I32, 0)], inbounds=True)
+                bad = packed_gemm.emit_call(b, fn, ta, tb, m, n, k, A, lda, B, ldb, C, ldc, first)
+                return (b.icmp_unsigned("!=", bad, ir.Constant(I32, 0)), b.load(first),
+                        b.load(b.gep(exps, [ir.Constant(I32, 0), ir.Constant(I32, 1)], inbounds=True)))
         return emit
 
     def emit_gemm(self, k):
@@ -790,8 +798,8 @@ class _KernelEmitter:
             b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
             c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
             ab, bb, cb = b.gep(A, [a_off], inbounds=True), b.gep(B, [b_off], inbounds=True), b.gep(C, [c_off], inbounds=True)
-            product(k.trans_a, k.trans_b, rows, cols, kk, ab, lda, bb, ldb, cb, n)
-            self._fix_nonfinite(dt, rows, cols, kk, ab, lda, k.trans_a, bb, ldb, k.trans_b, cb, n)
+            report = product(k.trans_a, k.trans_b, rows, cols, kk, ab, lda, bb, ldb, cb, n)
+            self._fix_nonfinite(dt, rows, cols, kk, ab, lda, k.trans_a, bb, ldb, k.trans_b, cb, n, report)
             # the epilogues over the block: rows outer, columns inner (contiguous)
             for e in k.epilogue:
                 self._forget()
@@ -823,7 +831,7 @@ class _KernelEmitter:
             self.loop(self.start, self.stop, task, "task")
         b.ret_void()
 
-    def _fix_nonfinite(self, dt, rows, cols, kk, A, lda, ta, B, ldb, tb, C, ldc):
+    def _fix_nonfinite(self, dt, rows, cols, kk, A, lda, ta, B, ldb, tb, C, ldc, report=None):
         """After a gemm of a rows x cols block: recompute, with the reference's
         arithmetic (contraction.`_recompute_nonfinite`), every element that is not
         finite or whose partial sums could overflow (the exponents of its row's and
@@ -831,7 +839,10 @@ class _KernelEmitter:
         maximum), so an infinity or NaN comes only from an overflowing exact result
         or from the operands, never from the FMA accumulation's partial sums, and
         which elements are recomputed does not depend on the accumulation order.
-        Ordinary blocks pay a vectorised scan of the block and of its operands."""
+        ``report`` is what the packed gemm returns (`_product`): whether C has a
+        non-finite element and the block operands' largest exponents, found in its
+        registers and while packing, so ordinary blocks pay no scan at all; without
+        it (BLAS) they pay a vectorised scan of the block and of its operands."""
         b = self.b
         ty = compute_type(dt)
         c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
@@ -844,29 +855,34 @@ class _KernelEmitter:
         def nonfinite(x):
             return b.fcmp_unordered("uge", self.intrinsic("llvm.fabs", ty, [x]), inf)
 
-        flag = self._alloca(I32)
-        b.store(ir.Constant(I32, 0), flag)
+        if report is not None:
+            any_bad, ea_all, eb_all = report
+        else:
+            flag = self._alloca(I32)
+            b.store(ir.Constant(I32, 0), flag)
 
-        def scan_row(r):
-            self.loop(c64(0), cols, lambda c: b.store(
-                b.or_(b.load(flag), b.zext(nonfinite(b.load(at(C, ldc, False, r, c))), I32)), flag), "nf1")
-        self.loop(c64(0), rows, scan_row, "nf0")
-        # could any element's partial sums overflow?  (the block's largest operands,
-        # visited in memory order)
-        def block_walk(p, ld, trans, n_i, n_j, name):
-            # op(p) is n_i x n_j; stored row-major as n_j x n_i when transposed
-            def walk(f):
-                if trans:
-                    self.loop(c64(0), n_j, lambda j: self.loop(c64(0), n_i, lambda i: f(at(p, ld, True, i, j)),
-                                                               name + "1"), name + "0")
-                else:
-                    self.loop(c64(0), n_i, lambda i: self.loop(c64(0), n_j, lambda j: f(at(p, ld, False, i, j)),
-                                                               name + "1"), name + "0")
-            return walk
-        ea_all = self._max_exponent(dt, block_walk(A, lda, ta, rows, c64(kk), "nfa"))
-        eb_all = self._max_exponent(dt, block_walk(B, ldb, tb, c64(kk), cols, "nfb"))
+            def scan_row(r):
+                self.loop(c64(0), cols, lambda c: b.store(
+                    b.or_(b.load(flag), b.zext(nonfinite(b.load(at(C, ldc, False, r, c))), I32)), flag), "nf1")
+            self.loop(c64(0), rows, scan_row, "nf0")
+            any_bad = b.icmp_unsigned("!=", b.load(flag), ir.Constant(I32, 0))
+
+            # could any element's partial sums overflow?  (the block's largest operands,
+            # visited in memory order)
+            def block_walk(p, ld, trans, n_i, n_j, name):
+                # op(p) is n_i x n_j; stored row-major as n_j x n_i when transposed
+                def walk(f):
+                    if trans:
+                        self.loop(c64(0), n_j, lambda j: self.loop(c64(0), n_i, lambda i: f(at(p, ld, True, i, j)),
+                                                                   name + "1"), name + "0")
+                    else:
+                        self.loop(c64(0), n_i, lambda i: self.loop(c64(0), n_j, lambda j: f(at(p, ld, False, i, j)),
+                                                                   name + "1"), name + "0")
+                return walk
+            ea_all = self._max_exponent(dt, block_walk(A, lda, ta, rows, c64(kk), "nfa"))
+            eb_all = self._max_exponent(dt, block_walk(B, ldb, tb, c64(kk), cols, "nfb"))
         risky = b.icmp_signed(">=", b.add(ea_all, eb_all), limit)
-        with b.if_then(b.or_(b.icmp_unsigned("!=", b.load(flag), ir.Constant(I32, 0)), risky), likely=False):
+        with b.if_then(b.or_(any_bad, risky), likely=False):
             def fix(r, c):
                 p = at(C, ldc, False, r, c)
                 bad = nonfinite(b.load(p))
@@ -891,21 +907,15 @@ class _KernelEmitter:
         vectorises (for finite floats the orders agree)."""
         b = self.b
         ity = _key_type(compute_type(dt))
-        w = ity.width
-        mant = 52 if w == 64 else 23
-        ci = lambda v: ir.Constant(ity, v)  # noqa: E731
         m = self._alloca(ity)
-        b.store(ci(0), m)
+        b.store(ir.Constant(ity, 0), m)
 
         def visit(p):
-            mag = b.and_(b.bitcast(b.load(p), ity), ci((1 << (w - 1)) - 1))
-            mag = b.select(b.icmp_unsigned("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
+            mag = packed_gemm.finite_magnitude_bits(b, b.load(p))
             cur = b.load(m)
             b.store(b.select(b.icmp_unsigned(">", mag, cur), mag, cur), m)
         walk(visit)
-        e = b.sub(b.lshr(b.load(m), ci(mant)), ci((1 << (w - mant - 2)) - 2))
-        e = b.select(b.icmp_signed("<", e, ci(0)), ci(0), e)
-        return b.sext(e, I64) if w < 64 else e
+        return packed_gemm.frexp_exponent(b, b.load(m))
 
     def _scaled_dot(self, kk, ea, eb, a_ptr, b_ptr):
         """sum_t a[t] * b[t] in float64 with the vectors scaled by 2**-ea and 2**-eb

@@ -20,6 +20,12 @@ The last strip of N runs a narrower kernel (one or two vectors wide); a last
 partial strip of M is computed on the zero padding and stored through a small
 stack tile.  The K slices after the first accumulate into C.
 
+Each call also reports what the overflow check of generated programs (codegen
+``_fix_nonfinite``) needs, found where the data already passes by: whether any
+element of C is not finite (each tile tests its registers as it stores them)
+and the largest exponents of A and B (each packing takes the max as it reads
+the operand).  A caller then needs no scan of C, A or B.
+
 Why not BLAS: the OpenBLAS that numpy and scipy ship picks its kernels at run
 time, and on the project's Zen 5 machines the environment pins it to the
 Haswell (AVX2) kernels (``OPENBLAS_CORETYPE``) because older builds crash on
@@ -53,8 +59,8 @@ import numpy as np
 
 from . import compiler, target
 
-__all__ = ["GemmConfig", "host_config", "describe", "build_ir", "SYMBOLS", "address", "declare", "emit_call",
-           "matmul_into", "use_blas"]
+__all__ = ["GemmConfig", "GemmReport", "host_config", "describe", "build_ir", "SYMBOLS", "address", "declare",
+           "emit_call", "matmul_into", "matmul_report", "use_blas", "finite_magnitude_bits", "frexp_exponent"]
 
 SYMBOLS = {np.dtype(np.float32): "ember_gemm_f32", np.dtype(np.float64): "ember_gemm_f64"}
 
@@ -192,6 +198,55 @@ def _pow2(x: int) -> bool:
     return x > 0 and x & (x - 1) == 0
 
 
+def finite_magnitude_bits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    """The bit pattern of ``|x|`` as an integer (or integer vector) where ``x`` is
+    finite, else 0: for finite floats the integer order is the magnitudes' order,
+    so an integer max finds the largest finite magnitude (a max that vectorises).
+
+    Example:
+
+        >>> fn = ir.Function(ir.Module(), ir.FunctionType(_I32, [ir.FloatType()]), "f")
+        >>> bld = ir.IRBuilder(fn.append_basic_block())
+        >>> str(finite_magnitude_bits(bld, fn.args[0]).type)
+        'i32'
+    """
+    t = x.type
+    count = t.count if isinstance(t, ir.VectorType) else None
+    scalar = t.element if count else t
+    w = 32 if isinstance(scalar, ir.FloatType) else 64
+    mant = 23 if w == 32 else 52
+    ity = ir.IntType(w) if count is None else ir.VectorType(ir.IntType(w), count)
+
+    def ci(v):
+        return ir.Constant(ity, v if count is None else [v] * count)
+    mag = b.and_(b.bitcast(x, ity), ci((1 << (w - 1)) - 1))
+    return b.select(b.icmp_unsigned("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
+
+
+def frexp_exponent(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
+    """The i64 exponent ``e`` (frexp's: ``m = f * 2**e``, ``0.5 <= f < 1``), at least
+    0, of the magnitude whose ``finite_magnitude_bits`` are ``bits`` (i32 for
+    float32, i64 for float64): the exponents contraction.`overflow_exponent` sums.
+
+    Example:
+
+        >>> fn = ir.Function(ir.Module(), ir.FunctionType(_I64, [_I32]), "f")
+        >>> bld = ir.IRBuilder(fn.append_basic_block())
+        >>> str(frexp_exponent(bld, fn.args[0]).type)
+        'i64'
+    """
+    ity = bits.type
+    w = ity.width
+    mant = 23 if w == 32 else 52
+    e = b.sub(b.lshr(bits, ir.Constant(ity, mant)), ir.Constant(ity, (1 << (w - mant - 2)) - 2))
+    e = b.select(b.icmp_signed("<", e, ir.Constant(ity, 0)), ir.Constant(ity, 0), e)
+    return b.sext(e, _I64) if w < 64 else e
+
+
+def _umax(b, x, y):
+    return b.select(b.icmp_unsigned(">", x, y), x, y)
+
+
 class _Builder:
     """Emits one dtype's functions into ``module``: micro-kernels, packing, driver."""
 
@@ -205,6 +260,22 @@ class _Builder:
         op = "fma" if cfg.fma else "fmuladd"
         self.fma = self._intrinsic(f"llvm.{op}.v{cfg.lanes}{cfg.suffix}", self.vt, [self.vt] * 3)
         self.size = np.dtype(cfg.dtype).itemsize
+        self.ity = ir.IntType(8 * self.size)    # the integer of finite_magnitude_bits
+
+    def _nonfinite(self, b, values) -> ir.Value:
+        """i1: is any lane of any of ``values`` (all scalars or all vectors) inf or NaN?"""
+        t = values[0].type
+        vec = isinstance(t, ir.VectorType)
+        name = f"llvm.fabs.v{t.count}{self.cfg.suffix}" if vec else f"llvm.fabs.{self.cfg.suffix}"
+        fabs = self._intrinsic(name, t, [t])
+        inf = ir.Constant(t, [float("inf")] * t.count if vec else float("inf"))
+        bad = None
+        for v in values:
+            x = b.fcmp_unordered("uge", b.call(fabs, [v]), inf)
+            bad = x if bad is None else b.or_(bad, x)
+        if vec:
+            bad = b.icmp_unsigned("!=", b.bitcast(bad, ir.IntType(t.count)), ir.Constant(ir.IntType(t.count), 0))
+        return bad
 
     def _intrinsic(self, name, ret, args):
         fn = self.m.globals.get(name)
@@ -212,9 +283,9 @@ class _Builder:
             fn = ir.Function(self.m, ir.FunctionType(ret, args), name=name)
         return fn
 
-    def _function(self, name, args, internal=True):
-        types = {"i": _I64, "p": self.tp}
-        fn = ir.Function(self.m, ir.FunctionType(ir.VoidType(), [types[a[0]] for a in args]), name=name)
+    def _function(self, name, args, ret, internal=True):
+        types = {"i": _I64, "p": self.tp, "q": _I64.as_pointer()}
+        fn = ir.Function(self.m, ir.FunctionType(ret, [types[a[0]] for a in args]), name=name)
         fn.attributes.add("nounwind")
         if internal:
             fn.linkage = "internal"
@@ -230,8 +301,11 @@ class _Builder:
         N of 1024 wastes no arithmetic on the padding of a 48-wide strip)."""
         cfg, t, vt = self.cfg, self.t, self.vt
         mr, w, nr = cfg.mr, cfg.lanes, cfg.nr
+        # returns 1 when a value it stores in C is not finite (a non-finite partial
+        # sum stays non-finite through the later K slices, so the flags of all the
+        # stores OR to "some element of the final C is not finite")
         fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile{nv}",
-                               ["i:kc", "p:ap", "p:bp", "p:c", "i:ldc", "i:rows", "i:cols", "i:acc"])
+                               ["i:kc", "p:ap", "p:bp", "p:c", "i:ldc", "i:rows", "i:cols", "i:acc"], _I32)
         # a call per tile costs nothing measurable; three inlined copies in the
         # driver cost a quarter of the module's compile time
         fn.attributes.add("noinline")
@@ -287,6 +361,9 @@ class _Builder:
 
         full = b.and_(b.icmp_signed("==", rows, _c(mr)), b.icmp_signed("==", cols, _c(nv * w)))
         accumulate = b.icmp_signed("!=", acc, _c(0))
+        with b.goto_entry_block():
+            flag = b.alloca(_I32)
+        b.store(ir.Constant(_I32, 0), flag)
         with b.if_else(full) as (then, otherwise):
             with then:
                 ptrs = [[b.bitcast(_gep(b, _gep(b, c, b.mul(_c(r), ldc)), v * w), self.vp) for v in range(nv)]
@@ -294,14 +371,18 @@ class _Builder:
                 # two store loops rather than a select: the first K slice must not read C
                 with b.if_else(accumulate) as (add, assign):
                     with add:
+                        sums = []
                         for r in range(mr):
                             for v in range(nv):
                                 p = ptrs[r][v]
-                                b.store(b.fadd(b.load(p, align=self.size), cur[r][v]), p, align=self.size)
+                                sums.append(b.fadd(b.load(p, align=self.size), cur[r][v]))
+                                b.store(sums[-1], p, align=self.size)
+                        b.store(b.zext(self._nonfinite(b, sums), _I32), flag)
                     with assign:
                         for r in range(mr):
                             for v in range(nv):
                                 b.store(cur[r][v], ptrs[r][v], align=self.size)
+                        b.store(b.zext(self._nonfinite(b, [x for row in cur for x in row]), _I32), flag)
             with otherwise:
                 with b.goto_entry_block():
                     tmp = b.alloca(ir.ArrayType(t, mr * nr))
@@ -315,10 +396,13 @@ class _Builder:
                         p = _gep(b, c, b.add(b.mul(r, ldc), j))
                         x = b.load(_gep(b, tp, b.add(b.mul(r, _c(nr)), j)))
                         old = b.select(accumulate, b.load(p), ir.Constant(t, 0.0))
-                        b.store(b.fadd(old, x), p)
+                        y = b.fadd(old, x)
+                        b.store(y, p)
+                        # (only the stored elements: the padding's may be 0 * inf)
+                        b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [y]), _I32)), flag)
                     _loop(b, _c(0), cols, 1, col, "ecol")
                 _loop(b, _c(0), rows, 1, row, "erow")
-        b.ret_void()
+        b.ret(b.load(flag))
         return fn
 
     # -- packing ---------------------------------------------------------------------------
@@ -339,10 +423,14 @@ class _Builder:
         Whole strips take a fast path: with ``s_in == 1`` a vector copy (k outer,
         so every source line is read once), with ``s_k == 1`` ``group x lanes``
         blocks transposed in registers.  The last partial strip and other strides
-        go one element at a time."""
+        go one element at a time.
+
+        Returns the ``finite_magnitude_bits`` of the largest finite ``|src|`` it
+        read: the packing reads every element of the operand once per pass, so the
+        driver learns the operands' largest exponents for free."""
         cfg, t = self.cfg, self.t
         w = cfg.lanes
-        fn, b = self._function(name, ["i:extent", "i:kc", "p:src", "i:s_in", "i:s_k", "p:dst"])
+        fn, b = self._function(name, ["i:extent", "i:kc", "p:src", "i:s_in", "i:s_k", "p:dst"], self.ity)
         extent, kc, src, s_in, s_k, dst = fn.args
         src.add_attribute("noalias")
         dst.add_attribute("noalias")
@@ -350,6 +438,17 @@ class _Builder:
         chunk = group = w if width % w == 0 else width
         can_transpose = _pow2(group) and group <= w
         whole = b.mul(b.sdiv(extent, _c(width)), _c(width))
+        together = w // width if w % width == 0 else 1
+        # one running max per width of the loads (kept in registers by -O1's SROA)
+        biggest = {}
+        for n in {1, w, chunk, chunk * together}:
+            ty = self.ity if n == 1 else ir.VectorType(self.ity, n)
+            biggest[n] = b.alloca(ty)
+            b.store(ir.Constant(ty, 0 if n == 1 else [0] * n), biggest[n])
+
+        def seen(x):
+            acc = biggest[x.type.count if isinstance(x.type, ir.VectorType) else 1]
+            b.store(_umax(b, b.load(acc), finite_magnitude_bits(b, x)), acc)
 
         def vec(n):
             return ir.VectorType(t, n).as_pointer()
@@ -358,8 +457,9 @@ class _Builder:
             return _gep(b, dst, b.mul(i0, kc))
 
         def element(i0, out, i, p):
-            b.store(b.load(_gep(b, src, b.add(b.mul(b.add(i0, i), s_in), b.mul(p, s_k)))),
-                    _gep(b, out, b.add(b.mul(p, _c(width)), i)))
+            x = b.load(_gep(b, src, b.add(b.mul(b.add(i0, i), s_in), b.mul(p, s_k))))
+            seen(x)
+            b.store(x, _gep(b, out, b.add(b.mul(p, _c(width)), i)))
 
         def scalar(i0, count):
             out = strip_out(i0)
@@ -378,6 +478,7 @@ class _Builder:
                     s = _gep(b, src, b.add(b.mul(p, s_k), i0))
                     for v in range(width // chunk):
                         x = b.load(b.bitcast(_gep(b, s, v * size), vec(size)), align=self.size)
+                        seen(x)
                         for h in range(together):
                             part = x if together == 1 else b.shuffle_vector(
                                 x, x, ir.Constant(ir.VectorType(_I32, chunk), list(range(h * chunk, (h + 1) * chunk))))
@@ -385,7 +486,6 @@ class _Builder:
                             b.store(part, b.bitcast(d, vec(chunk)), align=self.size)
                 _loop(b, _c(0), kc, 1, row, "pcp")
 
-            together = w // width if w % width == 0 else 1
             span = width * together
             grouped = b.mul(b.sdiv(whole, _c(span)), _c(span))
             _loop(b, _c(0), grouped, span, lambda i0: strips(i0, together), "pcs")
@@ -404,6 +504,8 @@ class _Builder:
                     # shuffles dominate the module's compile time)
                     rows = [b.load(b.bitcast(_gep(b, src, b.add(b.mul(b.add(b.add(i0, g0), _c(r)), s_in), p0)),
                                              vec(w)), align=self.size) for r in range(group)]
+                    for x in rows:
+                        seen(x)
                     for q, v in enumerate(_transpose(b, rows)):
                         for h in range(per):
                             d = _gep(b, out, b.add(b.mul(b.add(p0, _c(q * per + h)), _c(width)), g0))
@@ -436,7 +538,12 @@ class _Builder:
                     scalar_strips()
         with b.if_then(b.icmp_signed("<", whole, extent)):
             scalar(whole, b.sub(extent, whole))
-        b.ret_void()
+        top = ir.Constant(self.ity, 0)
+        for n, acc in biggest.items():
+            x = b.load(acc)
+            for i in range(n):
+                top = _umax(b, top, x if n == 1 else b.extract_element(x, ir.Constant(_I32, i)))
+        b.ret(top)
         return fn
 
     def pack_a(self):
@@ -454,8 +561,20 @@ class _Builder:
         mr, nr = cfg.mr, cfg.nr
         fn, b = self._function(SYMBOLS[np.dtype(cfg.dtype)],
                                ["i:m", "i:n", "i:k", "p:a", "i:rsa", "i:csa", "p:b", "i:rsb", "i:csb",
-                                "p:c", "i:ldc"], internal=False)
-        m, n, k, A, rsa, csa, B, rsb, csb, C, ldc = fn.args
+                                "p:c", "i:ldc", "q:exps"], _I32, internal=False)
+        m, n, k, A, rsa, csa, B, rsb, csb, C, ldc, exps = fn.args
+        flag = b.alloca(_I32)
+        amax, bmax = b.alloca(self.ity), b.alloca(self.ity)
+        b.store(ir.Constant(_I32, 0), flag)
+        for p in (amax, bmax):
+            b.store(ir.Constant(self.ity, 0), p)
+
+        def finish(status, ea, eb):
+            with b.if_then(b.icmp_unsigned("!=", exps, ir.Constant(exps.type, None))):
+                b.store(ea, exps)
+                b.store(eb, _gep(b, exps, 1))
+            b.ret(status)
+
         ret = fn.append_basic_block("ret")
         work = fn.append_basic_block("work")
         empty = b.or_(b.icmp_signed("<=", m, _c(0)), b.icmp_signed("<=", n, _c(0)))
@@ -468,7 +587,7 @@ class _Builder:
                 _loop(b, _c(0), n, 1, lambda j: b.store(ir.Constant(self.t, 0.0),
                                                          _gep(b, C, b.add(b.mul(i, ldc), j))), "zc")
             _loop(b, _c(0), m, 1, zrow, "zr")
-            b.ret_void()
+            b.branch(ret)
 
         def blocks(extent, limit, multiple):
             # equal blocks no larger than limit, rounded up to whole strips
@@ -483,7 +602,9 @@ class _Builder:
         total = b.add(a_len, b.mul(kcb, ncb))
         raw = b.call(malloc, [b.add(b.mul(total, _c(self.size)), _c(64))])
         with b.if_then(b.icmp_unsigned("==", raw, ir.Constant(_I8P, None))):
-            b.ret_void()   # out of memory; the caller checks nothing, so C is left as it was
+            # out of memory: C is left as it was; report it as suspect everywhere (a
+            # caller then checks every element against its own row and column)
+            finish(ir.Constant(_I32, 1), _c(1 << 20), _c(1 << 20))
         aligned = b.and_(b.add(b.ptrtoint(raw, _I64), _c(63)), _c(-64))
         Ap = b.inttoptr(aligned, self.tp)
         Bp = _gep(b, Ap, a_len)
@@ -493,12 +614,14 @@ class _Builder:
 
             def pc_loop(pc):
                 kc = _min(b, kcb, b.sub(k, pc))
-                b.call(pack_b, [nc, kc, _gep(b, B, b.add(b.mul(pc, rsb), b.mul(jc, csb))), csb, rsb, Bp])
+                bits = b.call(pack_b, [nc, kc, _gep(b, B, b.add(b.mul(pc, rsb), b.mul(jc, csb))), csb, rsb, Bp])
+                b.store(_umax(b, b.load(bmax), bits), bmax)
                 acc = b.zext(b.icmp_signed(">", pc, _c(0)), _I64)
 
                 def ic_loop(ic):
                     mc = _min(b, mcb, b.sub(m, ic))
-                    b.call(pack_a, [mc, kc, _gep(b, A, b.add(b.mul(ic, rsa), b.mul(pc, csa))), rsa, csa, Ap])
+                    bits = b.call(pack_a, [mc, kc, _gep(b, A, b.add(b.mul(ic, rsa), b.mul(pc, csa))), rsa, csa, Ap])
+                    b.store(_umax(b, b.load(amax), bits), amax)
 
                     def jr_loop(jr):
                         cols = _min(b, _c(nr), b.sub(nc, jr))
@@ -508,7 +631,8 @@ class _Builder:
                             def ir_loop(i):
                                 rows = _min(b, _c(mr), b.sub(mc, i))
                                 cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
-                                b.call(kernel, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
+                                bad = b.call(kernel, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
+                                b.store(b.or_(b.load(flag), bad), flag)
                             _loop(b, _c(0), mc, mr, ir_loop, "ir")
 
                         # the narrowest kernel that covers the strip's columns
@@ -531,7 +655,7 @@ class _Builder:
         b.call(free, [raw])
         b.branch(ret)
         b.position_at_end(ret)
-        b.ret_void()
+        finish(b.load(flag), frexp_exponent(b, b.load(amax)), frexp_exponent(b, b.load(bmax)))
         return fn
 
 
@@ -581,8 +705,13 @@ def _source_digest() -> str:
 
 def address(dtype) -> int:
     """Address of the host's compiled ``ember_gemm_f32``/``ember_gemm_f64``: C ABI
-    ``void (i64 m, i64 n, i64 k, T* a, i64 rsa, i64 csa, T* b, i64 rsb, i64 csb,
-    T* c, i64 ldc)``, computing ``c[i*ldc + j] = sum_p a[i*rsa + p*csa] * b[p*rsb + j*csb]``.
+    ``i32 (i64 m, i64 n, i64 k, T* a, i64 rsa, i64 csa, T* b, i64 rsb, i64 csb,
+    T* c, i64 ldc, i64* exps)``, computing ``c[i*ldc + j] = sum_p a[i*rsa + p*csa] * b[p*rsb + j*csb]``.
+    It returns nonzero iff some element of C is not finite (from the registers it
+    stores, so the caller need not scan C) and, unless ``exps`` is null, writes to
+    ``exps[0]``/``exps[1]`` the frexp exponents (at least 0) of the largest finite
+    magnitudes of A and B (found while packing them), the quantities
+    contraction.`overflow_exponent` bounds.
 
     Example:
 
@@ -625,16 +754,19 @@ def declare(module: ir.Module, dtype) -> ir.Function:
     fn = module.globals.get(name)
     if fn is None:
         t = (ir.FloatType() if dt == np.float32 else ir.DoubleType()).as_pointer()
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I64] * 3 + [t, _I64, _I64] * 2 + [t, _I64]),
+        fn = ir.Function(module, ir.FunctionType(_I32, [_I64] * 3 + [t, _I64, _I64] * 2 + [t, _I64, _I64.as_pointer()]),
                          name=name)
     return fn
 
 
-def emit_call(builder: ir.IRBuilder, fn, trans_a: bool, trans_b: bool, m, n, k, a, lda, b, ldb, c, ldc) -> None:
+def emit_call(builder: ir.IRBuilder, fn, trans_a: bool, trans_b: bool, m, n, k, a, lda, b, ldb, c, ldc,
+              exps=None) -> ir.Value:
     """Emit ``C = op(A) @ op(B)`` for row-major operands with leading dimensions
     ``lda``/``ldb``/``ldc`` (``op(X)`` is ``X.T`` when its flag is set, read in
     place through strides).  Sizes are Python ints or i64 values; ``a``, ``b``,
-    ``c`` pointers to the element type.
+    ``c`` pointers to the element type; ``exps`` an ``i64*`` to two i64 or None.
+    Returns the call's i32: nonzero iff some element of C is not finite (see
+    ``address``).
 
     Example:
 
@@ -642,17 +774,21 @@ def emit_call(builder: ir.IRBuilder, fn, trans_a: bool, trans_b: bool, m, n, k, 
         >>> f = ir.Function(m, ir.FunctionType(ir.VoidType(), [ir.FloatType().as_pointer()] * 3), "k")
         >>> bld = ir.IRBuilder(f.append_basic_block())
         >>> a, bt, c = f.args
-        >>> emit_call(bld, fn, False, True, 64, 64, 32, a, 32, bt, 32, c, 64)   # C = A @ B.T
+        >>> bad = emit_call(bld, fn, False, True, 64, 64, 32, a, 32, bt, 32, c, 64)   # C = A @ B.T
+        >>> str(bad.type)
+        'i32'
     """
     v = lambda x: x if isinstance(x, ir.Value) else _c(x)  # noqa: E731
     one = _c(1)
     rsa, csa = (one, v(lda)) if trans_a else (v(lda), one)
     rsb, csb = (one, v(ldb)) if trans_b else (v(ldb), one)
-    builder.call(fn, [v(m), v(n), v(k), a, rsa, csa, b, rsb, csb, c, v(ldc)])
+    if exps is None:
+        exps = ir.Constant(_I64.as_pointer(), None)
+    return builder.call(fn, [v(m), v(n), v(k), a, rsa, csa, b, rsb, csb, c, v(ldc), exps])
 
 
-_FN = ctypes.CFUNCTYPE(None, *([ctypes.c_int64] * 3 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 2
-                               + [ctypes.c_void_p, ctypes.c_int64]))
+_FN = ctypes.CFUNCTYPE(ctypes.c_int32, *([ctypes.c_int64] * 3 + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64] * 2
+                                         + [ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p]))
 
 
 @functools.lru_cache(maxsize=None)
@@ -660,17 +796,33 @@ def _callable(addr: int):
     return _FN(addr)
 
 
-def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, config: GemmConfig | None = None) -> np.ndarray:
-    """``out[...] = a @ b`` for 2-d arrays of one float dtype, any strides on ``a``
-    and ``b``; ``out`` must be C-contiguous.  ``config`` compiles a kernel with
-    another tiling (tests use it to cover every register-tile shape).
+@dataclass(frozen=True)
+class GemmReport:
+    """What one gemm call reports besides C: whether some element of C is not
+    finite, and the frexp exponents (at least 0) of the largest finite magnitudes
+    of A and of B.
 
     Example:
 
-        >>> a = np.arange(6.0).reshape(3, 2)
-        >>> matmul_into(a.T, a, np.empty((2, 2)))      # a.T is read in place
-        array([[20., 26.],
-               [26., 35.]])
+        >>> a = np.array([[3.0, np.inf]]); b = np.ones((2, 1))
+        >>> matmul_report(a, b, np.empty((1, 1)))
+        GemmReport(nonfinite=True, a_exponent=2, b_exponent=1)
+    """
+    nonfinite: bool
+    a_exponent: int
+    b_exponent: int
+
+
+def matmul_report(a: np.ndarray, b: np.ndarray, out: np.ndarray, config: GemmConfig | None = None) -> GemmReport:
+    """``out[...] = a @ b`` as ``matmul_into`` does, returning the kernel's
+    ``GemmReport`` (what a generated program's overflow check reads).
+
+    Example:
+
+        >>> r = matmul_report(np.eye(2, dtype=np.float32), np.full((2, 2), 8, np.float32),
+        ...                   np.empty((2, 2), np.float32))
+        >>> r.nonfinite, r.a_exponent, r.b_exponent
+        (False, 1, 4)
     """
     dt = np.dtype(out.dtype)
     if dt not in SYMBOLS:
@@ -687,6 +839,24 @@ def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, config: GemmConfi
         raise ValueError("out must be a writeable C-contiguous array")
     it = dt.itemsize
     addr = address(dt) if config is None else _module((config,))[SYMBOLS[dt]]
-    _callable(addr)(m, n, k, a.ctypes.data, a.strides[0] // it, a.strides[1] // it,
-                    b.ctypes.data, b.strides[0] // it, b.strides[1] // it, out.ctypes.data, max(n, 1))
+    exps = np.zeros(2, np.int64)
+    bad = _callable(addr)(m, n, k, a.ctypes.data, a.strides[0] // it, a.strides[1] // it,
+                          b.ctypes.data, b.strides[0] // it, b.strides[1] // it, out.ctypes.data, max(n, 1),
+                          exps.ctypes.data)
+    return GemmReport(bool(bad), int(exps[0]), int(exps[1]))
+
+
+def matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray, config: GemmConfig | None = None) -> np.ndarray:
+    """``out[...] = a @ b`` for 2-d arrays of one float dtype, any strides on ``a``
+    and ``b``; ``out`` must be C-contiguous.  ``config`` compiles a kernel with
+    another tiling (tests use it to cover every register-tile shape).
+
+    Example:
+
+        >>> a = np.arange(6.0).reshape(3, 2)
+        >>> matmul_into(a.T, a, np.empty((2, 2)))      # a.T is read in place
+        array([[20., 26.],
+               [26., 35.]])
+    """
+    matmul_report(a, b, out, config)
     return out

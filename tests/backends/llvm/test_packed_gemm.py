@@ -175,3 +175,95 @@ def test_ember_gemm_blas_routes_products_to_scipy(monkeypatch):
     a, b = rng.standard_normal((4, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
     (got,) = compile_graph(g)(a, b)
     np.testing.assert_allclose(np.asarray(got), a @ b, rtol=1e-5, atol=1e-5)
+
+
+# -- the report: non-finite C from the registers, operand exponents from the packing ----
+
+HUGE = {np.float32: 3.0e38, np.float64: 1.5e308}
+
+
+def _edge_widths(cfg):
+    # a last strip for each kernel (one vector, two, ...), partial and whole, and
+    # whole strips only
+    return sorted({cfg.nr + (v - 1) * cfg.lanes + 1 for v in range(1, cfg.nv + 1)}
+                  | {cfg.nr + v * cfg.lanes for v in range(1, cfg.nv)} | {cfg.nr})
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("config", ["host", "avx2", "sse", "rows6", "tiny-blocks"])
+def test_a_nonfinite_element_is_reported_from_every_tile_position(dtype, config):
+    """One overflowing element of C at each (row, col) position, for shapes with a
+    partial M strip and each narrow N-edge kernel, with one K slice or several and
+    the overflow in the first or the last: the kernel reports it, and reports
+    nothing without it."""
+    cfg = _configs(dtype)[config]
+    rng = np.random.default_rng(11)
+    m = 2 * cfg.mr + 1
+    for n, k in [(n, k) for n in _edge_widths(cfg) for k in (37, 520)]:
+        a = rng.standard_normal((m, k)).astype(dtype)
+        b = rng.standard_normal((k, n)).astype(dtype)
+        out = np.empty((m, n), dtype)
+        report = packed_gemm.matmul_report(a, b, out, cfg)
+        assert not report.nonfinite and np.isfinite(out).all()
+        for i in range(m):
+            for j in range(n):
+                p = 3 if (i + j) % 2 else k - 2          # the first K slice or the last
+                saved_a, saved_b = a[i, p], b[p].copy()
+                a[i, p] = HUGE[dtype]
+                b[p] = 0.0
+                b[p, j] = 4.0                           # only (i, j) overflows
+                report = packed_gemm.matmul_report(a, b, out, cfg)
+                bad = ~np.isfinite(out)
+                assert report.nonfinite and bad[i, j] and bad.sum() == 1, (n, i, j, np.argwhere(bad))
+                a[i, p], b[p] = saved_a, saved_b
+        a[m - 1, k - 1] = np.nan                          # a NaN operand
+        report = packed_gemm.matmul_report(a, b, out, cfg)
+        assert report.nonfinite and np.isnan(out[m - 1]).all()
+
+
+def _frexp_max(x):
+    finite = np.abs(x[np.isfinite(x)]).astype(np.float64)
+    return max(int(np.frexp(finite.max())[1]), 0) if finite.size else 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 40), n=st.integers(1, 60), k=st.integers(0, 40),
+       dtype=st.sampled_from(DTYPES), la=st.sampled_from("ctsr"), lb=st.sampled_from("ctsr"),
+       config=st.sampled_from(["host", "avx2", "sse", "rows6", "tiny-blocks"]),
+       scale=st.integers(-1100, 1100), data=st.data())
+def test_the_report_has_the_operands_largest_exponents(m, n, k, dtype, la, lb, config, scale, data):
+    """Each packing path (vector copies, register transposes, element by element)
+    sees every element: the reported exponents are those of the largest finite
+    magnitudes (infinities and NaNs left out), wherever they are."""
+    rng = np.random.default_rng(m * n + k)
+    a = _operand(rng, m, k, dtype, la)
+    b = _operand(rng, k, n, dtype, lb)
+    top = np.finfo(dtype).maxexp - 1
+    for x in (a, b):
+        if x.size:
+            i = data.draw(st.integers(0, x.shape[0] - 1))
+            j = data.draw(st.integers(0, x.shape[1] - 1))
+            x[i, j] = np.ldexp(1.5, max(min(scale, top), -top))
+            if data.draw(st.booleans()):
+                x[data.draw(st.integers(0, x.shape[0] - 1)), data.draw(st.integers(0, x.shape[1] - 1))] = \
+                    data.draw(st.sampled_from([np.inf, -np.inf, np.nan]))
+    out = np.empty((m, n), dtype)
+    with np.errstate(all="ignore"):
+        report = packed_gemm.matmul_report(a, b, out, _configs(dtype)[config])
+    assert (report.a_exponent, report.b_exponent) == (_frexp_max(a), _frexp_max(b))
+    assert report.nonfinite == (not np.isfinite(out).all())
+
+
+def test_the_avx512_kernels_compile_for_znver4():
+    """This machine may lack AVX-512: check its kernels' IR and object code anyway."""
+    import llvmlite.binding as llvm
+    from ember.backends.llvm import target
+    target.initialize()
+    configs = [packed_gemm.GemmConfig(np.float32, lanes=16, mr=8, nv=3),
+               packed_gemm.GemmConfig(np.float64, lanes=8, mr=8, nv=3)]
+    mod = llvm.parse_assembly(packed_gemm.build_ir(configs))
+    mod.verify()
+    tm = llvm.Target.from_default_triple().create_target_machine(cpu="znver4", opt=1)
+    asm = tm.emit_assembly(mod)
+    assert "zmm" in asm and "ember_gemm_f32:" in asm and "ember_gemm_f64:" in asm
+    assert tm.emit_object(mod)
