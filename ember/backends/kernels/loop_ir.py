@@ -107,6 +107,26 @@ def imul(a, n: int):
     return E("*", a, n)
 
 
+def operands(e) -> tuple:
+    """The sub-expressions (index or value) of expression node `e`, in the order the
+    node uses them: what every iterative walk over kernel expressions visits.
+
+    Example::
+
+        operands(E("+", E("v", 0), E("c", 1)))   # (('v', 0), ('c', 1))
+    """
+    t = e[0]
+    if t == "+":
+        return (e[1], e[2])
+    if t in ("*", "/", "%", "clamp", "val", "index"):
+        return (e[1],)
+    if t == "load":
+        return (e[2],)
+    if t == "op":
+        return e[4:]
+    return ()
+
+
 def bounds(e, ranges):
     """Inclusive (lo, hi) of an index expression given loop-variable extents
     `ranges` ({var: n} meaning 0 <= var < n); None when unknown."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...dtypes import short_name
 from ...fx.ir import constant_key
-from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
+from .loop_ir import operands, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
 def format_index(e) -> str:
@@ -30,20 +30,6 @@ def format_value(e) -> str:
     return _format(e)
 
 
-
-def _parts(e):
-    t = e[0]
-    if t in ("+",):
-        return (e[1], e[2])
-    if t in ("*", "/", "%", "clamp", "val", "index"):
-        return (e[1],)
-    if t == "load":
-        return (e[2],)
-    if t == "op":
-        return e[4:]
-    return ()
-
-
 def _format(root) -> str:
     # post-order with an explicit stack (expressions can be very deep); shared
     # sub-expressions are printed in full wherever they occur
@@ -54,12 +40,12 @@ def _format(root) -> str:
         if id(e) in text:
             stack.pop()
             continue
-        todo = [c for c in _parts(e) if id(c) not in text]
+        todo = [c for c in operands(e) if id(c) not in text]
         if todo:
             stack.extend(todo)
             continue
         stack.pop()
-        text[id(e)] = _format_node(e, [text[id(c)] for c in _parts(e)])
+        text[id(e)] = _format_node(e, [text[id(c)] for c in operands(e)])
     return text[id(root)]
 
 

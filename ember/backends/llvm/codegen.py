@@ -33,7 +33,7 @@ import llvmlite.ir as ir
 
 from ... import dtypes as _dt
 from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
-from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
+from ..kernels.loop_ir import E, operands, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
 from . import blas, mathlib, packed_gemm
 from .runtime import declare_kernel, kernel_arg
@@ -200,7 +200,7 @@ class _KernelEmitter:
             if e in memo:
                 stack.pop()
                 continue
-            todo = [c for c in _operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
+            todo = [c for c in operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
             if todo:
                 stack.extend(todo)
                 continue
@@ -1052,20 +1052,6 @@ TILE = 16
 
 
 _INDEX_TAGS = frozenset({"v", "c", "+", "*", "/", "%", "clamp", "val"})
-
-
-def _operands(e):
-    """The sub-expressions (index or value) a node's code uses."""
-    t = e[0]
-    if t in ("+",):
-        return (e[1], e[2])
-    if t in ("*", "/", "%", "clamp", "val", "index"):
-        return (e[1],)
-    if t == "load":
-        return (e[2],)
-    if t == "op":
-        return e[4:]
-    return ()
 
 
 def _affine(e):
