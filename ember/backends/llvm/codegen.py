@@ -202,7 +202,9 @@ class _KernelEmitter:
                 continue
             todo = [c for c in operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
             if todo:
-                stack.extend(todo)
+                # reversed: the first operand is emitted first, as a recursive walk
+                # would (the instruction order LLVM starts from changes its schedule)
+                stack.extend(reversed(todo))
                 continue
             stack.pop()
             memo[e] = self._index_node(e) if memo is self.imemo else self._value_node(e)
