@@ -47,14 +47,22 @@ def _exact(fn, out_dtype=None, lowp=True):
         >>> _exact(np.sin)(0.5).dtype
         dtype('float32')
     """
+    # every eager elementwise op runs this: the type checks are inlined (no calls
+    # for the common case of numpy arrays of the right dtype)
     def impl(*xs, **params):
-        xs = [_operand(x) for x in xs]
+        for x in xs:
+            # numpy arrays and scalars carry their dtype; Python numbers do not
+            if type(x) is not np.ndarray and not isinstance(x, np.generic):
+                xs = [_operand(x) for x in xs]
+                break
         d = xs[0].dtype
-        od = out_dtype(d) if out_dtype is not None else d
-        if lowp and d in _LOWP:
+        od = d if out_dtype is None else out_dtype(d)
+        if lowp and d.itemsize == 2 and d in _LOWP:   # (dtype == is slow: test size first)
             xs = [x.astype(np.float32) for x in xs]
-        out = np.asarray(fn(*xs, **params))
-        if out.dtype != od:
+        out = fn(*xs, **params)
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if out.dtype is not od and out.dtype != od:
             with np.errstate(over="ignore", invalid="ignore"):
                 out = out.astype(od)
         return out
