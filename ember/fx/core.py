@@ -182,7 +182,14 @@ class Primitive:
       transpose(ct, *args, **params)  -> list of cotangents (linear args are `UndefinedPrimal`)
       batch(axis_size, args, dims, **params) -> (out, out_dim)   dims: int or None
       partial_eval(trace, args, params) -> outputs   (higher-order primitives only)
+      taylor(primals, series, **params) -> (primal_out, series_out)   (ember.jet)
       lowerings[backend_name] -> backend-specific lowering
+
+    What a scheduler needs to know, set by the factories that define it:
+      kind: "elementwise" | "movement" | "reduction" | "contraction" |
+            "indexing" | "scatter" | "library" | "control" | None (unset)
+      cost: "cheap" | "expensive" (elementwise: worth materialising once
+            when it has several consumers)
 
     Example:
         >>> p = Primitive("my_neg")
@@ -199,6 +206,9 @@ class Primitive:
         self.transpose: Callable | None = None
         self.batch: Callable | None = None
         self.partial_eval: Callable | None = None
+        self.taylor: Callable | None = None
+        self.kind: str | None = None
+        self.cost: str = "cheap"
         self.lowerings: dict[str, Callable] = {}
         # Rules not meaningful for this primitive (e.g. transpose of a non-linear
         # op, jvp of an integer op); the coverage test reads this.
