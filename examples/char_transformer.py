@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import collections
 import math
+import os
 import pathlib
+import textwrap
 import time
 
 import numpy as np
@@ -36,6 +38,8 @@ import ember
 import ember.numpy as enp
 from ember import nn, optim, random
 from ember.data import DataLoader, Dataset
+
+from _common import Progress, add_output_args, pyplot, save_figure
 
 F = nn.functional
 CORPUS = pathlib.Path(__file__).resolve().parent / "data" / "tiny_corpus.txt"
@@ -214,6 +218,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.5, 0.8, 1.0])
     ap.add_argument("--prompt", default="\n", help="text every sample starts from")
     ap.add_argument("--seed", type=int, default=0)
+    add_output_args(ap, "runs/char_transformer")
     args = ap.parse_args(argv)
 
     text = pathlib.Path(args.corpus).read_text(encoding="utf-8")
@@ -263,22 +268,23 @@ def main(argv=None) -> dict:
     t0 = time.perf_counter()
     done, running = 0, []
     model.train()
-    while done < args.steps:
-        for x, y in loader:
-            running.append(step(x, y))
-            sched.step()
-            done += 1
-            if done % args.eval_every == 0 or done == args.steps:
-                ev = evaluate()
-                batch_loss = float(np.mean([float(l) for l in running]))
-                running = []
-                history.append({"step": done, "batch_loss": batch_loss, **ev,
-                                "seconds": time.perf_counter() - t0})
-                print(f"step {done:5d}  batch loss {batch_loss:.3f}  train {ev['train']:.3f}  "
+    batches = _forever(loader)
+    bar = Progress(range(args.steps), desc="train")
+    for _ in bar:
+        x, y = next(batches)
+        running.append(step(x, y))
+        sched.step()
+        done += 1
+        if done % args.eval_every == 0 or done == args.steps:
+            ev = evaluate()
+            batch_loss = float(np.mean([float(l) for l in running]))
+            running = []
+            history.append({"step": done, "batch_loss": batch_loss, **ev,
+                            "seconds": time.perf_counter() - t0})
+            bar.write(f"step {done:5d}  batch loss {batch_loss:.3f}  train {ev['train']:.3f}  "
                       f"val {ev['val']:.3f} nats/char ({ev['val'] / h1:.0%} of unigram)  "
-                      f"lr {sched.get_last_lr()[0]:.1e}  [{time.perf_counter() - t0:5.1f}s]", flush=True)
-            if done == args.steps:
-                break
+                      f"lr {sched.get_last_lr()[0]:.1e}  [{time.perf_counter() - t0:5.1f}s]")
+    bar.close()
     seconds = time.perf_counter() - t0
     final = history[-1]
     print(f"trained {done} steps in {seconds:.1f}s (the step compiled "
@@ -293,10 +299,39 @@ def main(argv=None) -> dict:
         for t, r in zip(args.temperatures, rows):
             samples[t] = prompt_text + "".join(chars[i] for i in r)
             print(f"\n--- sample at temperature {t} ---\n{samples[t].strip()}")
+    figure = None if args.no_plot else plot_training(
+        history, samples, h1, h2, os.path.join(args.out_dir, "training.png"))
     return {"unigram_entropy": h1, "bigram_entropy": h2, "train_loss": final["train"],
             "val_loss": final["val"], "history": history, "samples": samples, "seconds": seconds,
             "steps": done, "num_parameters": model.num_parameters(),
-            "compile_count": getattr(step._fn, "compile_count", None), "vocab": chars}
+            "compile_count": getattr(step._fn, "compile_count", None), "vocab": chars,
+            "figure": figure}
+
+
+def _forever(loader):
+    """Batches from `loader`, epoch after epoch (each epoch reshuffled)."""
+    while True:
+        yield from loader
+
+
+def plot_training(history: list[dict], samples: dict, h1: float, h2: float, path: str) -> str | None:
+    """The loss curves against the unigram/bigram baselines, and the samples as text."""
+    plt = pyplot("training figure")
+    if plt is None:
+        return None
+    fig, (a, b) = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [1, 1.3]})
+    steps = [h["step"] for h in history]
+    for key, style in (("batch_loss", ":"), ("train", "-"), ("val", "-")):
+        a.plot(steps, [h[key] for h in history], style, marker="o", ms=3, label=key.replace("_", " "))
+    a.axhline(h1, color="gray", ls="--", lw=0.8, label="unigram entropy")
+    a.axhline(h2, color="gray", ls="-.", lw=0.8, label="bigram entropy")
+    a.set_xlabel("step"); a.set_ylabel("nats / char"); a.set_title("char transformer"); a.legend(fontsize=8)
+    b.axis("off")
+    text = "\n\n".join(f"T = {t}:\n" + "\n".join(textwrap.wrap(s.strip().replace("\n", " / "), 80)[:6])
+                        for t, s in samples.items()) or "(no samples: --sample-chars 0)"
+    b.text(0.0, 1.0, text, va="top", ha="left", family="monospace", fontsize=7, transform=b.transAxes)
+    b.set_title("samples")
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -29,10 +30,7 @@ import ember
 import ember.numpy as enp
 from ember import optim
 
-try:  # progress bars if tqdm happens to be installed; plain prints otherwise
-    from tqdm import tqdm as _tqdm
-except ImportError:  # pragma: no cover - depends on the environment
-    _tqdm = None
+from _common import Progress, add_output_args, pyplot, save_figure
 
 
 # --- tasks -----------------------------------------------------------------------------
@@ -86,6 +84,35 @@ def adapt(params, x, y, steps: int, inner_lr: float, first_order: bool = False):
     return ember.fori_loop(0, steps, sgd_step, params)
 
 
+# --- figure ----------------------------------------------------------------------------
+
+def plot_adaptation(results: dict, maml_params, base_params, args, path: str) -> str | None:
+    """Left: held-out MSE against SGD steps for both models. Right: one new task,
+    the true curve, its support points and each model before/after adapting."""
+    plt = pyplot("adaptation figure")
+    if plt is None:
+        return None
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    steps = sorted(results["maml"])
+    a.plot(steps, [results["maml"][s] for s in steps], "o-", label="MAML")
+    a.plot(steps, [results["pretrained"][s] for s in steps], "s--", label="pretrained (best lr)")
+    a.set_xlabel("SGD steps on the support set"); a.set_ylabel("held-out MSE"); a.legend()
+    a.set_title("adaptation curves")
+    rng = np.random.default_rng(args.seed + 20_000)
+    grid = np.linspace(-5.0, 5.0, 200)
+    xs, ys, xq, yq = sample_tasks(rng, 1, args.k_shot, 0, query_grid=grid)
+    xs, ys, xq, yq = xs[0], ys[0], xq[0], yq[0]
+    k = max(steps) if max(steps) > 0 else 1
+    b.plot(grid, np.asarray(yq)[:, 0], "k-", lw=2, label="true")
+    b.plot(np.asarray(xs)[:, 0], np.asarray(ys)[:, 0], "k^", label=f"{args.k_shot} support points")
+    for name, params, style in (("MAML", maml_params, "C0"), ("pretrained", base_params, "C1")):
+        b.plot(grid, np.asarray(net(params, xq))[:, 0], style, ls=":", label=f"{name}, 0 steps")
+        adapted = adapt(params, xs, ys, k, args.inner_lr)
+        b.plot(grid, np.asarray(net(adapted, xq))[:, 0], style, label=f"{name}, {k} steps")
+    b.set_xlabel("x"); b.set_title("a held-out task"); b.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
 # --- main ------------------------------------------------------------------------------
 
 def main(argv=None) -> dict:
@@ -104,6 +131,7 @@ def main(argv=None) -> dict:
                     help="numbers of inner steps to report at evaluation")
     ap.add_argument("--log-every", type=int, default=500)
     ap.add_argument("--seed", type=int, default=0)
+    add_output_args(ap, "runs/maml_sinusoid")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -137,9 +165,8 @@ def main(argv=None) -> dict:
         opt_state = tx.init(params)
         t0 = time.perf_counter()
         running, history = None, []
-        steps = range(args.meta_steps)
-        bar = _tqdm(steps, desc=name, mininterval=1.0) if _tqdm else None
-        for i in (bar if bar is not None else steps):
+        bar = Progress(range(args.meta_steps), desc=name)
+        for i in bar:
             batch = sample_tasks(rng, args.meta_batch, args.k_shot, args.n_query)
             params, opt_state, loss = step_fn(params, opt_state, *batch)
             loss = float(loss)
@@ -147,10 +174,8 @@ def main(argv=None) -> dict:
             if i % args.log_every == 0 or i == args.meta_steps - 1:
                 history.append((i, running))
                 msg = f"{name:10s} step {i:5d}  loss (smoothed) {running:7.4f}  [{time.perf_counter() - t0:6.1f}s]"
-                if bar is not None:
-                    bar.write(msg)
-                else:
-                    print(msg, flush=True)
+                bar.write(msg)
+        bar.close()
         return params, history, time.perf_counter() - t0
 
     kind = "first-order MAML" if args.first_order else "MAML"
@@ -189,8 +214,10 @@ def main(argv=None) -> dict:
         results["maml"][s], results["pretrained"][s], results["pretrained_lr"][s] = m, b, blr
         print(f"{s:10d} {m:10.4f} {b:12.4f}  (step size {blr:g})")
     print(f"training time: MAML {maml_s:.1f}s, pretrained {base_s:.1f}s")
+    figure = None if args.no_plot else plot_adaptation(
+        results, maml_params, base_params, args, os.path.join(args.out_dir, "adaptation.png"))
     return {"results": results, "maml_history": maml_hist, "pretrained_history": base_hist,
-            "seconds": maml_s + base_s}
+            "seconds": maml_s + base_s, "figure": figure}
 
 
 if __name__ == "__main__":

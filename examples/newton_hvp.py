@@ -21,6 +21,7 @@ Run:   python examples/newton_hvp.py                   # a few seconds
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -28,6 +29,8 @@ import numpy as np
 import ember
 import ember.numpy as enp
 from ember.data import load_digits
+
+from _common import add_output_args, pyplot, save_figure
 
 
 # --- the objective ---------------------------------------------------------------------
@@ -115,6 +118,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--tol", type=float, default=1e-10, help="stop when ||grad|| <= tol")
     ap.add_argument("--cg-tol", type=float, default=1e-8, help="relative CG residual")
     ap.add_argument("--cg-maxiter", type=int, default=200)
+    add_output_args(ap, "runs/newton_hvp")
     args = ap.parse_args(argv)
 
     (x, y, _), (x_test, y_test, labels_test) = load(args.classes, args.one_vs_rest)
@@ -173,7 +177,28 @@ def main(argv=None) -> dict:
         acc = float(np.mean((np.asarray(scores) > 0) == (np.asarray(y_test) > 0.5)))
     print(f"converged to ||grad|| = {history[-1]['grad_norm']:.2e} after {len(history) - 1} Newton "
           f"steps in {seconds:.1f}s; test accuracy {acc:.3f}")
-    return {"history": history, "test_accuracy": acc, "hvp_check": hvp_err, "seconds": seconds}
+    figure = None if args.no_plot else plot_convergence(
+        history, what, os.path.join(args.out_dir, "newton_convergence.png"))
+    return {"history": history, "test_accuracy": acc, "hvp_check": hvp_err, "seconds": seconds,
+            "figure": figure}
+
+
+def plot_convergence(history: list[dict], what: str, path: str) -> str | None:
+    """Gradient norm and the direction's error per Newton step (log scale): the
+    quadratic convergence shows as a steepening line; CG iterations per step."""
+    plt = pyplot("Newton-CG convergence figure")
+    if plt is None:
+        return None
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
+    its = np.arange(len(history))
+    tiny = np.finfo(np.float64).tiny  # an exactly-zero norm would vanish from a log plot
+    a.semilogy(its, [max(h["grad_norm"], tiny) for h in history], "o-", label="||grad||")
+    a.semilogy(its, [max(h["direction_rel_err"], tiny) for h in history], "s--",
+               label="|d - d_exact| / |d_exact|")
+    a.set_xlabel("Newton step"); a.set_title(f"Newton-CG ({what})"); a.legend()
+    b.bar(its, [max(np.atleast_1d(h["cg_iters"])) for h in history])
+    b.set_xlabel("Newton step"); b.set_ylabel("CG iterations (max over problems)")
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":

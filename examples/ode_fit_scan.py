@@ -25,12 +25,16 @@ Run:   python examples/ode_fit_scan.py                 # ~20 s on 2 cores
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
 
 import numpy as np
 
 import ember
 import ember.numpy as enp
+
+from _common import Progress, add_output_args, pyplot, save_figure
 
 
 # --- the model -------------------------------------------------------------------------
@@ -81,6 +85,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--chunk", type=int, default=50, help="iterations per compiled chunk")
     ap.add_argument("--tol", type=float, default=1e-6, help="stop when ||grad|| <= tol")
     ap.add_argument("--seed", type=int, default=0)
+    add_output_args(ap, "runs/ode_fit_scan")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -135,17 +140,19 @@ def main(argv=None) -> dict:
     l0, g0 = ember.jit(value_and_grad)(p0)
     state = (p0, l0, g0, enp.asarray(0.1, dtype="float64"), enp.asarray(0, dtype="int32"))
     done, history = 0, []
-    while done < args.max_iters:
+    bar = Progress(range(math.ceil(args.max_iters / args.chunk)), desc="fit (chunks)")
+    for _ in bar:
         state = fit_chunk(state, min(args.chunk, args.max_iters - done))
         p, l, g, lr, k = state
         done += int(k)
         gnorm = float(enp.linalg.norm(g))
         omega, gamma = np.sqrt(np.exp(float(p[0]))), np.exp(float(p[1]))
         history.append((done, float(l), gnorm))
-        print(f"iter {done:5d}  loss {float(l):.6f}  ||grad|| {gnorm:.2e}  step {float(lr):.3g}  "
-              f"omega {omega:.4f}  gamma {gamma:.4f}  [{time.perf_counter() - t0:5.1f}s]", flush=True)
-        if gnorm <= args.tol or int(k) == 0:
+        bar.write(f"iter {done:5d}  loss {float(l):.6f}  ||grad|| {gnorm:.2e}  step {float(lr):.3g}  "
+                  f"omega {omega:.4f}  gamma {gamma:.4f}  [{time.perf_counter() - t0:5.1f}s]")
+        if gnorm <= args.tol or int(k) == 0 or done >= args.max_iters:
             break
+    bar.close()
     seconds = time.perf_counter() - t0
 
     # Gauss-Newton standard errors: cov = s^2 (J^T J)^-1, J = d residuals / d log-params
@@ -161,9 +168,34 @@ def main(argv=None) -> dict:
     print(f"  omega: true {args.omega:.4f}  recovered {est_omega:.4f} +- {se_omega:.4f}")
     print(f"  gamma: true {args.gamma:.4f}  recovered {est_gamma:.4f} +- {se_gamma:.4f}")
     print(f"  residual std {np.sqrt(s2):.4f} (noise std {args.noise})")
+    figure = None
+    if not args.no_plot:
+        figure = plot_fit(np.asarray(observed), np.asarray(ember.jit(solve_all)(p, inits)),
+                          np.asarray(ember.jit(solve_all)(p0, inits)), np.asarray(clean),
+                          args.dt, history, os.path.join(args.out_dir, "ode_fit.png"))
     return {"omega": est_omega, "gamma": est_gamma, "omega_se": float(se_omega),
             "gamma_se": float(se_gamma), "iterations": done, "history": history,
-            "grad_check": abs(fwd - rev) / abs(fwd), "seconds": seconds}
+            "grad_check": abs(fwd - rev) / abs(fwd), "seconds": seconds, "figure": figure}
+
+
+def plot_fit(observed, fitted, initial, clean, dt, history, path: str) -> str | None:
+    """Observed angles, the initial guess and the fitted trajectories; the loss curve."""
+    plt = pyplot("ODE-fit figure")
+    if plt is None:
+        return None
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    t = dt * np.arange(1, observed.shape[1] + 1)
+    for i in range(observed.shape[0]):
+        c = f"C{i % 10}"
+        a.plot(t, observed[i], ".", color=c, ms=4)
+        a.plot(t, fitted[i], "-", color=c, label="fit" if i == 0 else None)
+        a.plot(t, initial[i], ":", color=c, alpha=0.6, label="initial guess" if i == 0 else None)
+        a.plot(t, clean[i], "--", color="k", lw=0.8, alpha=0.5, label="true" if i == 0 else None)
+    a.set_xlabel("t"); a.set_ylabel("theta"); a.set_title("damped pendulum: data and fit"); a.legend()
+    iters, losses, _ = zip(*history)
+    b.semilogy(iters, losses, "o-")
+    b.set_xlabel("iteration"); b.set_ylabel("mean squared error"); b.set_title("fit")
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -36,10 +37,7 @@ import ember.numpy as enp
 from ember import optim
 from ember.data import DataLoader, Sampler, load_digits
 
-try:  # progress bars if tqdm happens to be installed; plain prints otherwise
-    from tqdm import tqdm as _tqdm
-except ImportError:  # pragma: no cover - depends on the environment
-    _tqdm = None
+from _common import Progress, add_output_args, pyplot, save_figure
 
 PAD_MULTIPLE = 32
 
@@ -163,6 +161,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--delta", type=float, default=1e-5)
     ap.add_argument("--seed", type=int, default=0)
+    add_output_args(ap, "runs/per_example_dp_sgd")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -203,9 +202,8 @@ def main(argv=None) -> dict:
     test_loader = DataLoader(test, batch_size=512)
     t0 = time.perf_counter()
     history = []
-    epochs = range(args.epochs)
-    bar = _tqdm(epochs, desc="epochs") if _tqdm else None
-    for epoch in (bar if bar is not None else epochs):
+    bar = Progress(range(args.epochs), desc="epochs")
+    for epoch in bar:
         norms = []
         for x, y, mask in loader:
             noise = ember.tree.map(lambda p: enp.asarray(rng.standard_normal(p.shape), dtype="float32"),
@@ -215,22 +213,37 @@ def main(argv=None) -> dict:
             norms.append(float(mean_norm))
         if epoch % 4 == 3 or epoch == args.epochs - 1:
             acc = accuracy(params, test_loader)
-            history.append((epoch + 1, acc))
             spent, _ = epsilon(q, args.noise_multiplier, (epoch + 1) * steps_per_epoch, args.delta)
             msg = (f"epoch {epoch + 1:3d}  test acc {acc:.3f}  mean per-example grad norm "
                    f"{np.mean(norms):.2f}  epsilon so far {spent:.2f}  [{time.perf_counter() - t0:5.1f}s]")
-            if bar is not None:
-                bar.write(msg)
-            else:
-                print(msg, flush=True)
+            history.append((epoch + 1, acc, spent))
+            bar.write(msg)
+    bar.close()
     seconds = time.perf_counter() - t0
     final = accuracy(params, test_loader)
     print(f"final test accuracy {final:.3f} with (epsilon={eps:.2f}, delta={args.delta:g}); "
           f"clip norm C={args.clip_norm}, noise multiplier sigma={args.noise_multiplier}")
     print(f"training took {seconds:.1f}s; the step compiled {train_step.compile_count} time(s) "
           f"(one per padded batch size)")
+    figure = None if args.no_plot else plot_privacy(
+        history, args, os.path.join(args.out_dir, "accuracy_vs_epsilon.png"))
     return {"test_accuracy": final, "epsilon": eps, "delta": args.delta, "history": history,
-            "per_example_check": diff, "seconds": seconds}
+            "per_example_check": diff, "seconds": seconds, "figure": figure}
+
+
+def plot_privacy(history, args, path: str) -> str | None:
+    """Test accuracy against the privacy budget spent so far (and against epochs)."""
+    plt = pyplot("accuracy/epsilon figure")
+    if plt is None:
+        return None
+    epochs, accs, spent = zip(*history)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.8))
+    a.plot(spent, accs, "o-")
+    a.set_xlabel(f"epsilon spent (delta = {args.delta:g})"); a.set_ylabel("test accuracy")
+    a.set_title(f"DP-SGD, sigma = {args.noise_multiplier}, C = {args.clip_norm}")
+    b.plot(epochs, accs, "o-")
+    b.set_xlabel("epoch"); b.set_ylabel("test accuracy")
+    return save_figure(fig, path)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import time
 
 import numpy as np
@@ -35,10 +36,7 @@ import ember
 import ember.numpy as enp
 from ember import optim
 
-try:  # progress bars if tqdm happens to be installed; plain prints otherwise
-    from tqdm import tqdm as _tqdm
-except ImportError:  # pragma: no cover - depends on the environment
-    _tqdm = None
+from _common import Progress, add_output_args, pyplot, save_figure
 
 
 # --- the model -------------------------------------------------------------------------
@@ -109,16 +107,40 @@ def sample_boundary(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.stack([x, y], axis=1)
 
 
-def evaluate(u, params, n: int) -> dict:
-    """Relative L2 and max errors against the exact solution on an n x n grid."""
+def solution_field(u, params, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted, exact) solution on an n x n grid over the unit square."""
     g = np.linspace(0.0, 1.0, n)
     xx, yy = np.meshgrid(g, g, indexing="ij")
     pts = np.stack([xx.ravel(), yy.ravel()], axis=1)
     pred = np.asarray(ember.jit(ember.vmap(u, in_axes=(None, 0)))(params, enp.asarray(pts, dtype="float32")))
-    true = exact(pts)
-    err = pred.astype(np.float64) - true
+    return pred.astype(np.float64).reshape(n, n), exact(pts).reshape(n, n)
+
+
+def evaluate(u, params, n: int) -> dict:
+    """Relative L2 and max errors against the exact solution on an n x n grid."""
+    pred, true = solution_field(u, params, n)
+    err = pred - true
     return {"rel_l2": float(np.linalg.norm(err) / np.linalg.norm(true)),
             "max_abs": float(np.abs(err).max())}
+
+
+def plot_solution(u, params, n: int, history, path: str) -> str | None:
+    """The learned field, the pointwise error and the loss curve as one PNG."""
+    plt = pyplot("solution-field figure")
+    if plt is None:
+        return None
+    pred, true = solution_field(u, params, n)
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    im = axes[0].imshow(pred.T, origin="lower", extent=(0, 1, 0, 1), cmap="viridis")
+    axes[0].set_title("PINN solution u(x, y)")
+    fig.colorbar(im, ax=axes[0])
+    im = axes[1].imshow(np.abs(pred - true).T, origin="lower", extent=(0, 1, 0, 1), cmap="magma")
+    axes[1].set_title("|u - exact|")
+    fig.colorbar(im, ax=axes[1])
+    steps, losses = zip(*history)
+    axes[2].semilogy(steps, losses)
+    axes[2].set_xlabel("step"); axes[2].set_ylabel("loss"); axes[2].set_title("training loss")
+    return save_figure(fig, path)
 
 
 # --- training --------------------------------------------------------------------------
@@ -135,6 +157,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--grid", type=int, default=101, help="evaluation grid size per axis")
     ap.add_argument("--log-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=0)
+    add_output_args(ap, "runs/pinn_poisson")
     args = ap.parse_args(argv)
 
     rng = np.random.default_rng(args.seed)
@@ -158,9 +181,8 @@ def main(argv=None) -> dict:
 
     t0 = time.perf_counter()
     history = []
-    steps = range(args.steps)
-    bar = _tqdm(steps, desc="train", mininterval=1.0) if _tqdm else None
-    for step in (bar if bar is not None else steps):
+    bar = Progress(range(args.steps), desc="train")
+    for step in bar:
         interior = enp.asarray(rng.uniform(size=(args.batch, 2)), dtype="float32")
         boundary = enp.asarray(sample_boundary(rng, max(args.batch // 4, 4)), dtype="float32")
         params, opt_state, loss, pde = train_step(params, opt_state, interior, boundary)
@@ -170,10 +192,8 @@ def main(argv=None) -> dict:
             history.append((step, float(loss)))
             msg = (f"step {step:5d}  loss {float(loss):.3e}  pde residual {float(pde):.3e}  "
                    f"[{time.perf_counter() - t0:6.1f}s]")
-            if bar is not None:
-                bar.write(msg)
-            else:
-                print(msg, flush=True)
+            bar.write(msg)
+    bar.close()
     train_s = time.perf_counter() - t0
 
     after = evaluate(u, params, args.grid)
@@ -181,7 +201,10 @@ def main(argv=None) -> dict:
     print(f"error vs exact solution on a {args.grid}x{args.grid} grid:")
     print(f"  before training: relative L2 {before['rel_l2']:.3e}, max |err| {before['max_abs']:.3e}")
     print(f"  after training:  relative L2 {after['rel_l2']:.3e}, max |err| {after['max_abs']:.3e}")
-    return {"before": before, "after": after, "history": history, "seconds": train_s}
+    figure = None if args.no_plot else plot_solution(
+        u, params, args.grid, history, os.path.join(args.out_dir, "solution.png"))
+    return {"before": before, "after": after, "history": history, "seconds": train_s,
+            "figure": figure}
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ A PyTorch-shaped training script:
 - after training the model is saved with `ember.save` (model and optimiser
   state dicts, the epoch and the config in one safetensors file), loaded into a
   freshly built model, and its test accuracy is checked to be identical;
-- a loss/accuracy plot is written if matplotlib is installed.
+- everything lands in one folder (`--out-dir`, default `runs/digits_<model>`):
+  the checkpoint, the loss/accuracy curves and the test set's confusion matrix
+  as PNGs (matplotlib comes with `pip install -e ".[examples]"`).
 
 Run:   python examples/train_digits.py               # MLP, ~98% test accuracy, a few seconds
        python examples/train_digits.py --model cnn   # CNN, ~99%, under a minute on 2 cores
@@ -24,9 +26,7 @@ Run:   python examples/train_digits.py               # MLP, ~98% test accuracy, 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import tempfile
 import time
 
 import numpy as np
@@ -36,10 +36,7 @@ import ember.numpy as enp
 from ember import nn, optim
 from ember.data import DataLoader, load_digits
 
-try:  # progress bars if tqdm happens to be installed; plain prints otherwise
-    from tqdm import tqdm as _tqdm
-except ImportError:  # pragma: no cover - depends on the environment
-    _tqdm = None
+from _common import Progress, pyplot, save_figure
 
 DEFAULT_EPOCHS = {"mlp": 30, "cnn": 12}
 DEFAULT_DROPOUT = {"mlp": 0.2, "cnn": 0.25}
@@ -120,12 +117,8 @@ def evaluate(model: nn.Module, forward, x, y) -> tuple[float, float, np.ndarray]
 
 def plot_history(history: list[dict], path: str) -> bool:
     """Loss and accuracy curves as a PNG, if matplotlib is installed."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the loss/accuracy plot")
+    plt = pyplot("loss/accuracy plot")
+    if plt is None:
         return False
     epochs = [h["epoch"] for h in history]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.5))
@@ -134,10 +127,33 @@ def plot_history(history: list[dict], path: str) -> bool:
     a.set_xlabel("epoch"); a.set_ylabel("cross entropy"); a.set_yscale("log"); a.legend()
     b.plot(epochs, [h["test_accuracy"] for h in history])
     b.set_xlabel("epoch"); b.set_ylabel("test accuracy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
+    return True
+
+
+def confusion_matrix(labels: np.ndarray, predicted: np.ndarray, classes: int = 10) -> np.ndarray:
+    """counts[i, j] = test images of digit i predicted as j."""
+    counts = np.zeros((classes, classes), dtype=np.int64)
+    np.add.at(counts, (labels, predicted), 1)
+    return counts
+
+
+def plot_confusion(counts: np.ndarray, path: str) -> bool:
+    """The confusion matrix as an annotated heat map (PNG), if matplotlib is installed."""
+    plt = pyplot("confusion matrix")
+    if plt is None:
+        return False
+    fig, ax = plt.subplots(figsize=(5.2, 4.6))
+    im = ax.imshow(counts, cmap="Blues")
+    fig.colorbar(im, ax=ax)
+    for (i, j), c in np.ndenumerate(counts):
+        if c:
+            ax.text(j, i, str(c), ha="center", va="center", fontsize=7,
+                    color="white" if c > counts.max() / 2 else "black")
+    ax.set_xticks(range(counts.shape[1])); ax.set_yticks(range(counts.shape[0]))
+    ax.set_xlabel("predicted digit"); ax.set_ylabel("true digit")
+    ax.set_title(f"test set: {np.trace(counts)} / {counts.sum()} correct")
+    save_figure(fig, path)
     return True
 
 
@@ -156,14 +172,19 @@ def main(argv=None) -> dict:
                     help=f"default: {DEFAULT_DROPOUT['mlp']} (mlp), {DEFAULT_DROPOUT['cnn']} (cnn)")
     ap.add_argument("--label-smoothing", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out-dir", default=None,
+                    help="folder for the checkpoint and figures (default: runs/digits_<model>, "
+                         "or the checkpoint's folder when --checkpoint is given)")
     ap.add_argument("--checkpoint", default=None,
-                    help="where to save the trained model (default: a temporary file, deleted at exit)")
+                    help="where to save the trained model (default: <out-dir>/model.safetensors)")
     ap.add_argument("--plot", default=None,
-                    help="PNG of the training curves (default: digits_<model>.png; needs matplotlib)")
+                    help="PNG of the training curves (default: <out-dir>/curves.png; needs matplotlib)")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
     epochs = DEFAULT_EPOCHS[args.model] if args.epochs is None else args.epochs
     dropout = DEFAULT_DROPOUT[args.model] if args.dropout is None else args.dropout
+    out_dir = args.out_dir or (os.path.dirname(os.path.abspath(args.checkpoint)) if args.checkpoint
+                               else os.path.join("runs", f"digits_{args.model}"))
 
     train = load_digits("train")               # (8, 8) float32 images in [0, 1], int64 labels
     test = load_digits("test")
@@ -192,10 +213,11 @@ def main(argv=None) -> dict:
     for epoch in range(1, epochs + 1):
         model.train()
         losses = []
-        batches = _tqdm(loader, desc=f"epoch {epoch}", leave=False) if _tqdm else loader
+        batches = Progress(loader, desc=f"epoch {epoch}", leave=False)
         for x, y in batches:
             losses.append(step(x, y))
             sched.step()
+        batches.close()
         train_loss = float(np.mean([float(l) for l in losses]))
         test_loss, test_acc, _ = evaluate(model, forward, x_test, y_test)
         history.append({"epoch": epoch, "train_loss": train_loss, "test_loss": test_loss,
@@ -203,7 +225,7 @@ def main(argv=None) -> dict:
         msg = (f"epoch {epoch:3d}  train loss {train_loss:.4f}  test loss {test_loss:.4f}  "
                f"test acc {test_acc:.4f}  lr {sched.get_last_lr()[0]:.2e}  "
                f"[{time.perf_counter() - t0:5.1f}s]")
-        (_tqdm.write if _tqdm else print)(msg)
+        batches.write(msg)
     seconds = time.perf_counter() - t0
     compiles = getattr(step._fn, "compile_count", None)
     test_loss, test_acc, logits = evaluate(model, forward, x_test, y_test)
@@ -212,37 +234,35 @@ def main(argv=None) -> dict:
           f"test accuracy {test_acc:.4f}")
 
     # --- checkpoint round trip: save, build a fresh model, load, re-evaluate ----------
-    with contextlib.ExitStack() as stack:
-        path = args.checkpoint
-        if path is None:
-            path = os.path.join(stack.enter_context(tempfile.TemporaryDirectory()),
-                                f"digits_{args.model}.safetensors")
-        ember.save(path, {"model": model.state_dict(), "optimizer": opt.state_dict(),
-                          "epoch": epochs, "config": {"model": args.model, "hidden": args.hidden,
-                                                     "dropout": dropout}})
-        size = os.path.getsize(path)
-        ckpt = ember.load(path)
-        nn.manual_seed(args.seed + 1000)       # different initial weights: the load must matter
-        fresh = build_model(ckpt["config"]["model"], ckpt["config"]["hidden"], ckpt["config"]["dropout"])
-        fresh.load_state_dict(ckpt["model"])
-        fresh_opt = optim.AdamW(fresh, lr=args.lr, weight_decay=args.weight_decay)
-        fresh_opt.load_state_dict(ckpt["optimizer"])   # resuming would continue from here
-        assert float(fresh_opt.state_dict()["state"][0]["step"]) == epochs * len(loader)
-        _, reloaded_acc, reloaded_logits = evaluate(fresh, nn.compile_forward(fresh), x_test, y_test)
-        logit_diff = float(np.max(np.abs(reloaded_logits - logits)))
-        where = path if args.checkpoint else f"{os.path.basename(path)} (temporary; --checkpoint PATH keeps it)"
-        print(f"saved {where}, {size / 1024:.0f} KiB; reloaded into a fresh model: test accuracy "
-              f"{reloaded_acc:.4f}, max |logit difference| {logit_diff:.1e}")
-        assert reloaded_acc == test_acc, (reloaded_acc, test_acc)
+    path = args.checkpoint or os.path.join(out_dir, "model.safetensors")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    ember.save(path, {"model": model.state_dict(), "optimizer": opt.state_dict(),
+                      "epoch": epochs, "config": {"model": args.model, "hidden": args.hidden,
+                                                 "dropout": dropout}})
+    size = os.path.getsize(path)
+    ckpt = ember.load(path)
+    nn.manual_seed(args.seed + 1000)           # different initial weights: the load must matter
+    fresh = build_model(ckpt["config"]["model"], ckpt["config"]["hidden"], ckpt["config"]["dropout"])
+    fresh.load_state_dict(ckpt["model"])
+    fresh_opt = optim.AdamW(fresh, lr=args.lr, weight_decay=args.weight_decay)
+    fresh_opt.load_state_dict(ckpt["optimizer"])   # resuming would continue from here
+    assert float(fresh_opt.state_dict()["state"][0]["step"]) == epochs * len(loader)
+    _, reloaded_acc, reloaded_logits = evaluate(fresh, nn.compile_forward(fresh), x_test, y_test)
+    logit_diff = float(np.max(np.abs(reloaded_logits - logits)))
+    print(f"saved {path}, {size / 1024:.0f} KiB; reloaded into a fresh model: test accuracy "
+          f"{reloaded_acc:.4f}, max |logit difference| {logit_diff:.1e}")
+    assert reloaded_acc == test_acc, (reloaded_acc, test_acc)
 
+    confusion = confusion_matrix(np.asarray(y_test), np.argmax(logits, axis=1))
     plotted = False
     if not args.no_plot:
-        plotted = plot_history(history, args.plot or f"digits_{args.model}.png")
+        plotted = plot_history(history, args.plot or os.path.join(out_dir, "curves.png"))
+        plot_confusion(confusion, os.path.join(out_dir, "confusion.png"))
     return {"model": args.model, "epochs": epochs, "test_accuracy": test_acc, "test_loss": test_loss,
             "reloaded_accuracy": reloaded_acc, "reload_max_logit_diff": logit_diff,
             "history": history, "seconds": seconds, "compile_count": compiles,
             "num_parameters": model.num_parameters(), "plotted": plotted,
-            "checkpoint": args.checkpoint}
+            "checkpoint": path, "out_dir": out_dir, "confusion": confusion}
 
 
 if __name__ == "__main__":

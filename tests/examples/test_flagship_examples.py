@@ -2,7 +2,6 @@
 corpus: shortened runs in the default suite, the headline claims under -m slow."""
 from __future__ import annotations
 
-import importlib.util
 import math
 import pathlib
 import sys
@@ -12,18 +11,9 @@ import pytest
 
 import ember
 import ember.numpy as enp
+from ember.data import load_digits
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
-
-
-def load(relpath: str):
-    path = EXAMPLES / relpath
-    name = "ember_example_" + path.stem
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses/pickling inside the module can find it
-    spec.loader.exec_module(mod)
-    return mod
+from _examples import EXAMPLES, assert_png, check_figure, load, matplotlib_missing
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +26,6 @@ def chars():
     return load("char_transformer.py")
 
 
-def _matplotlib_missing() -> bool:
-    return importlib.util.find_spec("matplotlib") is None
 
 
 # --- train_digits.py: shortened runs -----------------------------------------------------
@@ -62,9 +50,18 @@ def test_train_digits_mlp_short_with_checkpoint(digits, tmp_path, capsys):
     assert set(saved["optimizer"]) == {"state", "param_groups"}
     text = capsys.readouterr().out
     assert "test acc" in text and "reloaded into a fresh model" in text
-    if _matplotlib_missing():
+    # the confusion matrix counts every test image once; its diagonal is the accuracy
+    conf = out["confusion"]
+    assert conf.shape == (10, 10) and conf.sum() == len(load_digits("test"))
+    assert np.trace(conf) / conf.sum() == pytest.approx(out["test_accuracy"])
+    assert out["out_dir"] == str(tmp_path)      # figures go next to the checkpoint
+    if matplotlib_missing():
         assert not out["plotted"] and "matplotlib is not installed" in text
         assert not (tmp_path / "c.png").exists()
+    else:
+        assert out["plotted"]
+        assert_png(tmp_path / "c.png")
+        assert_png(tmp_path / "confusion.png")
 
 
 def test_train_digits_cnn_short(digits, tmp_path, capsys):
@@ -109,8 +106,10 @@ TINY = ["--steps", "20", "--eval-every", "10", "--d-model", "32", "--n-layer", "
         "--lr", "1e-2", "--sample-chars", "25"]
 
 
-def test_char_transformer_short(chars, capsys):
-    out = chars.main(TINY + ["--temperatures", "0.5", "1.0", "--prompt", "Dear "])
+def test_char_transformer_short(chars, capsys, tmp_path):
+    out = chars.main(TINY + ["--temperatures", "0.5", "1.0", "--prompt", "Dear ",
+                             "--out-dir", str(tmp_path)])
+    check_figure(out["figure"], tmp_path / "training.png")
     h1 = out["unigram_entropy"]
     assert 2.5 < h1 < 3.5 and out["bigram_entropy"] < h1
     hist = out["history"]
@@ -197,7 +196,7 @@ def test_train_digits_full(digits, model, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_char_transformer_full(chars, capsys):
-    out = chars.main([])
+    out = chars.main(["--no-plot"])
     # measured: validation loss ~0.5 nats/char against a unigram entropy of 3.09
     assert out["val_loss"] < 0.3 * out["unigram_entropy"]
     assert out["val_loss"] < 0.5 * out["bigram_entropy"]
