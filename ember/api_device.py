@@ -25,6 +25,12 @@ def devices(backend: str | None = None) -> list[Device]:
 
 
 def default_device() -> Device:
+    """The device new arrays are placed on (the first of `devices()`).
+
+    Example:
+        >>> default_device().platform
+        'cpu'
+    """
     return devices()[0]
 
 

@@ -110,14 +110,17 @@ def kind(dtype) -> str:
 
 
 def is_float(dtype) -> bool:
+    """True for real floating dtypes (float16, bfloat16, float32, float64)."""
     return kind(dtype) == "f"
 
 
 def is_inexact(dtype) -> bool:
+    """True for floating and complex dtypes."""
     return kind(dtype) in "fc"
 
 
 def is_integer(dtype) -> bool:
+    """True for signed and unsigned integer dtypes (not bool)."""
     return kind(dtype) in "iu"
 
 

@@ -38,18 +38,28 @@ name_p = Primitive("checkpoint_name")
 # --- policies ---------------------------------------------------------------------------
 
 def nothing_saveable(eq) -> bool:
+    """Checkpoint policy: save no intermediate; the backward pass recomputes all (the default)."""
     return False
 
 
 def everything_saveable(eq) -> bool:
+    """Checkpoint policy: save every intermediate (no recomputation, as without checkpoint)."""
     return True
 
 
 def dots_saveable(eq) -> bool:
+    """Checkpoint policy: save matmul and convolution outputs, recompute the cheap rest."""
     return eq.prim.name in ("dot_general", "conv_general_dilated")
 
 
 def save_only_these_names(*names):
+    """Checkpoint policy: save only the values tagged with `checkpoint_name(x, name)`.
+
+    Example:
+        >>> policy = save_only_these_names("h")
+        >>> policy.__name__
+        'save_only_these_names(h)'
+    """
     names = set(names)
 
     def policy(eq):

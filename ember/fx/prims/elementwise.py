@@ -240,48 +240,132 @@ defvectorized(integer_pow_p)
 square_p = unary("square", np.square, _numeric, lowp=False)
 
 
-def neg(x): return neg_p.bind(x)
-def sign(x): return sign_p.bind(x)
-def floor(x): return floor_p.bind(x)
-def ceil(x): return ceil_p.bind(x)
-def round(x): return round_p.bind(x)  # noqa: A001
-def abs(x): return abs_p.bind(x)  # noqa: A001
-def exp(x): return exp_p.bind(x)
-def exp2(x): return exp2_p.bind(x)
-def log(x): return log_p.bind(x)
-def log1p(x): return log1p_p.bind(x)
-def expm1(x): return expm1_p.bind(x)
-def tanh(x): return tanh_p.bind(x)
-def logistic(x): return logistic_p.bind(x)
-def sin(x): return sin_p.bind(x)
-def cos(x): return cos_p.bind(x)
-def tan(x): return tan_p.bind(x)
-def asin(x): return asin_p.bind(x)
-def acos(x): return acos_p.bind(x)
-def atan(x): return atan_p.bind(x)
-def sinh(x): return sinh_p.bind(x)
-def cosh(x): return cosh_p.bind(x)
-def asinh(x): return asinh_p.bind(x)
-def acosh(x): return acosh_p.bind(x)
-def atanh(x): return atanh_p.bind(x)
-def sqrt(x): return sqrt_p.bind(x)
-def rsqrt(x): return rsqrt_p.bind(x)
-def cbrt(x): return cbrt_p.bind(x)
-def erf(x): return erf_p.bind(x)
-def erfc(x): return erfc_p.bind(x)
-def erf_inv(x): return erf_inv_p.bind(x)
-def lgamma(x): return lgamma_p.bind(x)
-def digamma(x): return digamma_p.bind(x)
-def polygamma(m: int, x): return polygamma_p.bind(x, m=int(m))
-def is_finite(x): return is_finite_p.bind(x)
-def bitwise_not(x): return not_p.bind(x)
-def real(x): return real_p.bind(x)
-def imag(x): return imag_p.bind(x)
-def conj(x): return conj_p.bind(x)
-def population_count(x): return population_count_p.bind(x)
-def clz(x): return clz_p.bind(x)
-def integer_pow(x, y: int): return integer_pow_p.bind(x, y=int(y))
-def square(x): return square_p.bind(x)
+def neg(x):
+    """-x, elementwise."""
+    return neg_p.bind(x)
+def sign(x):
+    """The sign of x elementwise: -1, 0 or 1 (NaN for NaN)."""
+    return sign_p.bind(x)
+def floor(x):
+    """The largest integer value <= x, elementwise."""
+    return floor_p.bind(x)
+def ceil(x):
+    """The smallest integer value >= x, elementwise."""
+    return ceil_p.bind(x)
+def round(x):  # noqa: A001
+    """x rounded to the nearest integer, halves to even (numpy and the array API; `jax.lax.round` defaults to away from zero)."""
+    return round_p.bind(x)
+def abs(x):  # noqa: A001
+    """|x| elementwise."""
+    return abs_p.bind(x)
+def exp(x):
+    """e**x elementwise."""
+    return exp_p.bind(x)
+def exp2(x):
+    """2**x elementwise."""
+    return exp2_p.bind(x)
+def log(x):
+    """The natural logarithm of x, elementwise."""
+    return log_p.bind(x)
+def log1p(x):
+    """log(1 + x) elementwise, accurate for small x."""
+    return log1p_p.bind(x)
+def expm1(x):
+    """e**x - 1 elementwise, accurate for small x."""
+    return expm1_p.bind(x)
+def tanh(x):
+    """The hyperbolic tangent of x, elementwise."""
+    return tanh_p.bind(x)
+def logistic(x):
+    """The logistic sigmoid 1 / (1 + e**-x), elementwise."""
+    return logistic_p.bind(x)
+def sin(x):
+    """The sine of x (radians), elementwise."""
+    return sin_p.bind(x)
+def cos(x):
+    """The cosine of x (radians), elementwise."""
+    return cos_p.bind(x)
+def tan(x):
+    """The tangent of x (radians), elementwise."""
+    return tan_p.bind(x)
+def asin(x):
+    """The inverse sine of x, elementwise."""
+    return asin_p.bind(x)
+def acos(x):
+    """The inverse cosine of x, elementwise."""
+    return acos_p.bind(x)
+def atan(x):
+    """The inverse tangent of x, elementwise."""
+    return atan_p.bind(x)
+def sinh(x):
+    """The hyperbolic sine of x, elementwise."""
+    return sinh_p.bind(x)
+def cosh(x):
+    """The hyperbolic cosine of x, elementwise."""
+    return cosh_p.bind(x)
+def asinh(x):
+    """The inverse hyperbolic sine of x, elementwise."""
+    return asinh_p.bind(x)
+def acosh(x):
+    """The inverse hyperbolic cosine of x, elementwise."""
+    return acosh_p.bind(x)
+def atanh(x):
+    """The inverse hyperbolic tangent of x, elementwise."""
+    return atanh_p.bind(x)
+def sqrt(x):
+    """The square root of x, elementwise."""
+    return sqrt_p.bind(x)
+def rsqrt(x):
+    """1 / sqrt(x) elementwise."""
+    return rsqrt_p.bind(x)
+def cbrt(x):
+    """The real cube root of x, elementwise."""
+    return cbrt_p.bind(x)
+def erf(x):
+    """The error function of x, elementwise."""
+    return erf_p.bind(x)
+def erfc(x):
+    """The complementary error function 1 - erf(x), elementwise."""
+    return erfc_p.bind(x)
+def erf_inv(x):
+    """The inverse error function of x, elementwise."""
+    return erf_inv_p.bind(x)
+def lgamma(x):
+    """log|Gamma(x)| elementwise."""
+    return lgamma_p.bind(x)
+def digamma(x):
+    """The digamma function (d/dx log Gamma(x)), elementwise."""
+    return digamma_p.bind(x)
+def polygamma(m: int, x):
+    """The m-th derivative of the digamma function at x, elementwise."""
+    return polygamma_p.bind(x, m=int(m))
+def is_finite(x):
+    """True where x is neither infinite nor NaN."""
+    return is_finite_p.bind(x)
+def bitwise_not(x):
+    """~x: bitwise NOT of an integer, logical NOT of a bool."""
+    return not_p.bind(x)
+def real(x):
+    """The real part of a complex x."""
+    return real_p.bind(x)
+def imag(x):
+    """The imaginary part of a complex x."""
+    return imag_p.bind(x)
+def conj(x):
+    """The complex conjugate of x."""
+    return conj_p.bind(x)
+def population_count(x):
+    """The number of set bits of each integer element."""
+    return population_count_p.bind(x)
+def clz(x):
+    """The number of leading zero bits of each integer element."""
+    return clz_p.bind(x)
+def integer_pow(x, y: int):
+    """x**y for a static Python int y, by repeated multiplication."""
+    return integer_pow_p.bind(x, y=int(y))
+def square(x):
+    """x * x elementwise."""
+    return square_p.bind(x)
 
 
 # --- binary -----------------------------------------------------------------------
@@ -507,29 +591,75 @@ def _like(x, y):
 _PY_SCALARS = (bool, int, float)
 
 
-def add(x, y): return add_p.bind(*_like(x, y))
-def sub(x, y): return sub_p.bind(*_like(x, y))
-def mul(x, y): return mul_p.bind(*_like(x, y))
-def div(x, y): return div_p.bind(*_like(x, y))
-def rem(x, y): return rem_p.bind(*_like(x, y))
-def pow(x, y): return pow_p.bind(*_like(x, y))  # noqa: A001
-def max(x, y): return max_p.bind(*_like(x, y))  # noqa: A001
-def min(x, y): return min_p.bind(*_like(x, y))  # noqa: A001
-def atan2(x, y): return atan2_p.bind(*_like(x, y))
-def nextafter(x, y): return nextafter_p.bind(*_like(x, y))
-def bitwise_and(x, y): return and_p.bind(*_like(x, y))
-def bitwise_or(x, y): return or_p.bind(*_like(x, y))
-def bitwise_xor(x, y): return xor_p.bind(*_like(x, y))
-def shift_left(x, y): return shift_left_p.bind(*_like(x, y))
-def shift_right_arithmetic(x, y): return shift_right_arithmetic_p.bind(*_like(x, y))
-def shift_right_logical(x, y): return shift_right_logical_p.bind(*_like(x, y))
-def eq(x, y): return eq_p.bind(*_like(x, y))
-def ne(x, y): return ne_p.bind(*_like(x, y))
-def lt(x, y): return lt_p.bind(*_like(x, y))
-def le(x, y): return le_p.bind(*_like(x, y))
-def gt(x, y): return gt_p.bind(*_like(x, y))
-def ge(x, y): return ge_p.bind(*_like(x, y))
-def complex(x, y): return complex_p.bind(x, y)  # noqa: A001
+def add(x, y):
+    """x + y elementwise (operands of equal shape, or rank 0)."""
+    return add_p.bind(*_like(x, y))
+def sub(x, y):
+    """x - y elementwise."""
+    return sub_p.bind(*_like(x, y))
+def mul(x, y):
+    """x * y elementwise."""
+    return mul_p.bind(*_like(x, y))
+def div(x, y):
+    """x / y elementwise; integer division rounds toward zero (C semantics, as `jax.lax.div`)."""
+    return div_p.bind(*_like(x, y))
+def rem(x, y):
+    """The remainder of x / y with the sign of x (C fmod semantics, as `jax.lax.rem`)."""
+    return rem_p.bind(*_like(x, y))
+def pow(x, y):  # noqa: A001
+    """x**y elementwise."""
+    return pow_p.bind(*_like(x, y))
+def max(x, y):  # noqa: A001
+    """The IEEE 754-2019 maximum of x and y (NaN propagates, -0 < +0)."""
+    return max_p.bind(*_like(x, y))
+def min(x, y):  # noqa: A001
+    """The IEEE 754-2019 minimum of x and y (NaN propagates, -0 < +0)."""
+    return min_p.bind(*_like(x, y))
+def atan2(x, y):
+    """The four-quadrant inverse tangent of x / y (`jax.lax.atan2(x, y)`: x is the ordinate)."""
+    return atan2_p.bind(*_like(x, y))
+def nextafter(x, y):
+    """The next representable value after x towards y."""
+    return nextafter_p.bind(*_like(x, y))
+def bitwise_and(x, y):
+    """x & y elementwise (logical AND for bools)."""
+    return and_p.bind(*_like(x, y))
+def bitwise_or(x, y):
+    """x | y elementwise (logical OR for bools)."""
+    return or_p.bind(*_like(x, y))
+def bitwise_xor(x, y):
+    """x ^ y elementwise (logical XOR for bools)."""
+    return xor_p.bind(*_like(x, y))
+def shift_left(x, y):
+    """x << y elementwise; shifts of the bit width or more give 0."""
+    return shift_left_p.bind(*_like(x, y))
+def shift_right_arithmetic(x, y):
+    """x >> y with sign extension; large shifts give 0 or -1."""
+    return shift_right_arithmetic_p.bind(*_like(x, y))
+def shift_right_logical(x, y):
+    """x >> y filling with zeros; large shifts give 0."""
+    return shift_right_logical_p.bind(*_like(x, y))
+def eq(x, y):
+    """x == y elementwise (bool result)."""
+    return eq_p.bind(*_like(x, y))
+def ne(x, y):
+    """x != y elementwise (bool result)."""
+    return ne_p.bind(*_like(x, y))
+def lt(x, y):
+    """x < y elementwise (bool result)."""
+    return lt_p.bind(*_like(x, y))
+def le(x, y):
+    """x <= y elementwise (bool result)."""
+    return le_p.bind(*_like(x, y))
+def gt(x, y):
+    """x > y elementwise (bool result)."""
+    return gt_p.bind(*_like(x, y))
+def ge(x, y):
+    """x >= y elementwise (bool result)."""
+    return ge_p.bind(*_like(x, y))
+def complex(x, y):  # noqa: A001
+    """x + 1j * y from real parts x and imaginary parts y."""
+    return complex_p.bind(x, y)
 
 
 # --- select_n and clamp -----------------------------------------------------------
