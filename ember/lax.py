@@ -43,6 +43,8 @@ from .fx.prims.window import (padtype_to_pads, reduce_window_max, reduce_window_
 from .transforms.control_flow import (cond, switch, scan, while_loop, fori_loop, map,  # noqa: F401,E402
                                      associative_scan)
 from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
+from .fx.prims.collective import (all_gather, all_to_all, axis_index, axis_size,  # noqa: F401,E402
+                                  pmax, pmean, pmin, ppermute, psum)
 from . import lax_linalg as linalg  # noqa: F401,E402
 
 __all__ = sorted(n for n in dir() if not n.startswith("_"))

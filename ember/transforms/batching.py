@@ -7,8 +7,11 @@ Example:
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 
+from ..fx.axis_env import bind_axis
 from ..fx.core import Trace, Tracer, check_foreign, current_trace, get_aval, new_trace, set_current_trace, user_source
 from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import bdim_to_front, moveaxis
@@ -35,6 +38,12 @@ class BatchTracer(Tracer):
         return a.update(shape=shape)
 
 
+# The axis name of the batch trace whose batch rule is running: a rule that
+# re-traces a sub-graph (jit_call, cond, scan, ...) batches it under the same
+# name, so collectives inside the sub-graph see their axis.
+_RULE_AXIS: contextvars.ContextVar = contextvars.ContextVar("ember_batch_rule_axis", default=None)
+
+
 class BatchTrace(Trace):
     def __init__(self, parent, axis_size: int, axis_name=None):
         super().__init__(parent)
@@ -55,12 +64,22 @@ class BatchTrace(Trace):
             vals.append(v)
             dims.append(d)
             any_b |= d is not None
+        collective = getattr(prim, "collective_batch", None)
+        if collective is not None:
+            # a collective is batched even when no operand is: its axis may be this one
+            with set_current_trace(self.parent):
+                out, odim = collective(self.axis_name, self.axis_size, vals, dims, **params)
+            return self.wrap(out, odim)
         with set_current_trace(self.parent):
             if not any_b:
                 return prim.bind(*vals, **params)
             if prim.batch is None:
                 raise NotImplementedError(f"batching rule for '{prim.name}' not implemented")
-            out, odim = prim.batch(self.axis_size, vals, dims, **params)
+            token = _RULE_AXIS.set(self.axis_name)
+            try:
+                out, odim = prim.batch(self.axis_size, vals, dims, **params)
+            finally:
+                _RULE_AXIS.reset(token)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, odim)]
         return self.wrap(out, odim)
@@ -72,9 +91,11 @@ class BatchTrace(Trace):
 
 
 def batch_flat(fun, args, dims, axis_size, axis_name=None):
-    """Run `fun` over flat batched args; returns (outs, out_dims) with None for unbatched."""
+    """Run `fun` over flat batched args; returns (outs, out_dims) with None for unbatched.
+    A named axis is in scope (`fx.axis_env`) while `fun` runs, for its collectives."""
     trace = BatchTrace(current_trace(), axis_size, axis_name)
-    with new_trace(trace):
+    named = bind_axis(axis_name, axis_size) if axis_name is not None else contextlib.nullcontext()
+    with named, new_trace(trace):
         ins = [x if d is None else BatchTracer(trace, x, d) for x, d in zip(args, dims)]
         outs = fun(*ins)
         res, rdims = [], []
@@ -103,7 +124,7 @@ def batch_graph(closed: ClosedGraph, axis_size: int, in_batched, out_batched=Non
     def fun(*args):
         dims = [0 if b else None for b in in_batched]
         outs, odims = batch_flat(lambda *xs: eval_graph(closed.graph, closed.consts, *xs),
-                                 list(args), dims, axis_size)
+                                 list(args), dims, axis_size, _RULE_AXIS.get())
         force = out_batched or [False] * len(outs)
         res, ob = [], []
         for o, d, f in zip(outs, odims, force):
