@@ -277,8 +277,9 @@ class DistributedSampler(_Seeded, Sampler):
     dropped instead (``floor(N / num_replicas)`` each). Call
     ``set_epoch(epoch)`` before each epoch to reshuffle: like PyTorch's, the
     epoch does not advance by itself, because every replica must agree on it.
-    ``num_replicas``/``rank`` default to the ``WORLD_SIZE``/``RANK``
-    environment variables, else 1 and 0.
+    ``num_replicas``/``rank`` default to ``ember.distributed``'s world when it
+    is initialised, else the ``WORLD_SIZE``/``RANK`` environment variables,
+    else 1 and 0.
 
     Example::
 
@@ -290,6 +291,10 @@ class DistributedSampler(_Seeded, Sampler):
                  shuffle: bool = True, seed: int = 0, drop_last: bool = False):
         import os
 
+        from .. import distributed
+        if distributed.is_initialized():
+            num_replicas = distributed.world_size() if num_replicas is None else num_replicas
+            rank = distributed.rank() if rank is None else rank
         if num_replicas is None:
             num_replicas = int(os.environ.get("WORLD_SIZE", 1))
         if rank is None:

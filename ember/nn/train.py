@@ -159,6 +159,14 @@ class TrainStep:
     training/eval modes and the set of frozen parameters are static (changing them
     recompiles).  `jit=False` runs the same function eagerly.
 
+    `distributed=True` trains data-parallel across the processes of
+    `ember.distributed` (launched with `mpiexec -n N`): each rank passes its own
+    shard of the batch, the first call broadcasts rank 0's parameters, and inside
+    the compiled step the gradients are averaged over `axis_name` by a bucketed
+    all-reduce (`ember.distributed.all_reduce_gradients`) before the optimiser
+    runs, so every rank applies the same update; the returned loss is the mean
+    over ranks. Buffers (e.g. BatchNorm statistics) stay per rank.
+
     Example:
         >>> import ember.numpy as enp
         >>> from ember import nn, optim
@@ -169,7 +177,8 @@ class TrainStep:
         True
     """
 
-    def __init__(self, model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True):
+    def __init__(self, model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True,
+                 distributed: bool = False, axis_name="batch"):
         import ember
         if not isinstance(model, Module):
             raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
@@ -178,6 +187,8 @@ class TrainStep:
         self._group_names = [list(flatten_names(s["read"]() if s.get("read") else s["module"].parameters()))
                              for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
+        self.distributed, self.axis_name = bool(distributed), axis_name
+        self._synced = False
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
 
     def _signature(self):
@@ -204,6 +215,11 @@ class TrainStep:
         key, sub = random.split(key)
         loss, aux, new_buffers, grads = _loss_value_and_grads(
             self.model, self.loss_fn, self.has_aux, trainable, frozen, buffers, sub, args, kwargs)
+        if self.distributed:
+            from ..distributed import all_reduce_gradients
+            from ..fx.prims.collective import pmean
+            grads = all_reduce_gradients(grads, self.axis_name)
+            loss = pmean(loss, self.axis_name)
         new_opt_params, new_state = self.optimizer.update_fn(self._to_opt(params), self._to_opt(grads),
                                                              opt_state)
         trees = new_opt_params if self._grouped else [new_opt_params]
@@ -222,11 +238,21 @@ class TrainStep:
         model = self.model
         if model.get_rng() is None:
             model.set_rng(_global_next_key())
+        if self.distributed and not self._synced:
+            from ..distributed import broadcast
+            model.load_parameters(broadcast(OrderedDict(model.named_parameters())), include_frozen=True)
+            self._synced = True
         params = OrderedDict(model.named_parameters())
         buffers = OrderedDict(model.named_buffers())
         state = self.optimizer.functional_state()
-        new_params, new_buffers, new_state, key, loss, aux = self._fn(
-            self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
+        if self.distributed:
+            from ..distributed import process_axis
+            with process_axis(self.axis_name):
+                new_params, new_buffers, new_state, key, loss, aux = self._fn(
+                    self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
+        else:
+            new_params, new_buffers, new_state, key, loss, aux = self._fn(
+                self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
         for v in list(new_params.values()) + list(new_buffers.values()):
             if isinstance(v, Tracer):
                 raise RuntimeError("TrainStep produced traced state; do not call it under a transform")

@@ -1,0 +1,130 @@
+"""Communicators: what a process axis's collectives call (MPI through mpi4py,
+or the one-process world when no MPI launcher started us).
+
+Every blocking operation is a non-blocking MPI call polled against a deadline,
+so a rank whose peer has died or skipped a collective fails with a
+`DistributedError` naming the operation instead of hanging.
+
+Example:
+    >>> import numpy as np
+    >>> LocalCommunicator().allreduce(np.ones(2, np.float32), "sum").tolist()
+    [1.0, 1.0]
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .. import dtypes as _dt
+
+_LOWP = (np.dtype(_dt.float16), np.dtype(_dt.bfloat16))
+
+
+class DistributedError(RuntimeError):
+    """A collective across processes failed or timed out (a peer died, or the ranks
+    did not call the same collectives in the same order)."""
+
+
+class LocalCommunicator:
+    """The world of one process: every collective is the identity."""
+    rank, size = 0, 1
+    name = "local"
+
+    def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
+        return np.array(x, copy=True)
+
+    def allgather(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(x)[None].copy()
+
+    def alltoall(self, chunks: np.ndarray) -> np.ndarray:
+        return np.array(chunks, copy=True)
+
+    def permute(self, x: np.ndarray, perm) -> np.ndarray:
+        return np.array(x, copy=True) if (0, 0) in perm else np.zeros_like(x)
+
+    def broadcast(self, x: np.ndarray, root: int = 0) -> np.ndarray:
+        return np.array(x, copy=True)
+
+    def barrier(self) -> None:
+        return None
+
+
+def _raw(x: np.ndarray) -> np.ndarray:
+    """A byte view MPI can move whatever the dtype (bfloat16 has no MPI type)."""
+    x = np.ascontiguousarray(x)
+    return x.reshape(-1).view(np.uint8)
+
+
+class MPICommunicator:
+    """Collectives over an mpi4py communicator, each bounded by `timeout` seconds."""
+    name = "mpi"
+
+    def __init__(self, comm, timeout: float):
+        from mpi4py import MPI
+        self._MPI = MPI
+        self.comm = comm
+        self.rank = comm.Get_rank()
+        self.size = comm.Get_size()
+        self.timeout = float(timeout)
+        self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+
+    def _wait(self, reqs, what: str):
+        deadline = time.monotonic() + self.timeout
+        pause = 0.0
+        while not self._MPI.Request.Testall(reqs):
+            if time.monotonic() > deadline:
+                raise DistributedError(
+                    f"rank {self.rank} of {self.size}: {what} did not complete within "
+                    f"{self.timeout:g} s; another rank has probably died, or the ranks are not "
+                    "calling the same collectives in the same order (set the limit with "
+                    "ember.distributed.init(timeout=...) or EMBER_DISTRIBUTED_TIMEOUT)")
+            # spin briefly (latency), then back off (a waiting rank should not burn a core)
+            time.sleep(pause)
+            pause = min(pause * 2 + 1e-5, 1e-3)
+
+    def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
+        x = np.asarray(x)
+        dtype = x.dtype
+        work = x.astype(np.float32) if dtype in _LOWP else np.ascontiguousarray(x)
+        if work.dtype == np.bool_:      # MPI has no bool sum; or/and are max/min on 0/1
+            work = work.astype(np.uint8)
+        out = np.empty_like(work)
+        req = self.comm.Iallreduce(work, out, self._ops[op])
+        self._wait([req], f"all-reduce ({op}) of {dtype}{list(x.shape)}")
+        return out.astype(dtype, copy=False)
+
+    def allgather(self, x: np.ndarray) -> np.ndarray:
+        x = np.ascontiguousarray(x)
+        out = np.empty((self.size,) + x.shape, x.dtype)
+        req = self.comm.Iallgather(_raw(x), _raw(out))
+        self._wait([req], f"all-gather of {x.dtype}{list(x.shape)}")
+        return out
+
+    def alltoall(self, chunks: np.ndarray) -> np.ndarray:
+        chunks = np.ascontiguousarray(chunks)
+        out = np.empty_like(chunks)
+        req = self.comm.Ialltoall(_raw(chunks), _raw(out))
+        self._wait([req], f"all-to-all of {chunks.dtype}{list(chunks.shape)}")
+        return out
+
+    def permute(self, x: np.ndarray, perm) -> np.ndarray:
+        x = np.ascontiguousarray(x)
+        out = np.zeros_like(x)
+        reqs = []
+        for src, dst in perm:
+            if src == self.rank:
+                reqs.append(self.comm.Isend(_raw(x), dest=dst, tag=7001))
+            if dst == self.rank:
+                reqs.append(self.comm.Irecv(_raw(out), source=src, tag=7001))
+        self._wait(reqs, f"ppermute {list(perm)}")
+        return out
+
+    def broadcast(self, x: np.ndarray, root: int = 0) -> np.ndarray:
+        buf = np.array(x, copy=True, order="C")
+        req = self.comm.Ibcast(_raw(buf), root=root)
+        self._wait([req], f"broadcast from rank {root}")
+        return buf
+
+    def barrier(self) -> None:
+        self._wait([self.comm.Ibarrier()], "barrier")

@@ -1,0 +1,88 @@
+"""Run under `mpiexec -n 2` by test_mpi.py: one scenario per invocation.
+
+    python _mpi_worker.py train OUT.npz        # 20 data-parallel TrainStep steps
+    python _mpi_worker.py single OUT.npz       # the same steps, one process, full batch
+    python _mpi_worker.py collectives OUT.npz  # psum/all_gather/ppermute/axis_index across ranks
+    python _mpi_worker.py die                  # rank 1 exits at step 5
+    python _mpi_worker.py skip                 # rank 1 never joins a collective
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+import ember
+import ember.numpy as enp
+from ember import distributed as dist, lax, nn, optim
+
+STEPS, BATCH = 20, 64
+
+
+def data():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(BATCH, 6)).astype(np.float32)
+    y = (x @ rng.normal(size=(6, 1)) + 0.1).astype(np.float32)
+    return x, y
+
+
+def model_and_step(distributed):
+    nn.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 1))
+    opt = optim.Adam(model, lr=1e-2)
+    step = nn.TrainStep(model, opt, lambda m, x, y: nn.functional.mse_loss(m(x), y),
+                        distributed=distributed)
+    return model, step
+
+
+def save(path, model, losses):
+    np.savez(path, losses=np.asarray(losses), **{k: np.asarray(v) for k, v in model.named_parameters()})
+
+
+def main(argv):
+    what = argv[0]
+    x, y = data()
+    if what == "single":
+        model, step = model_and_step(False)
+        losses = [float(step(enp.asarray(x), enp.asarray(y))) for _ in range(STEPS)]
+        save(argv[1], model, losses)
+        return
+    comm = dist.init()
+    r, n = dist.rank(), dist.world_size()
+    assert n == 2, n
+    if what == "train":
+        if r == 1:
+            nn.manual_seed(123)             # rank 1 starts elsewhere: the broadcast must fix it
+        model, step = model_and_step(True)
+        shard = slice(r * BATCH // n, (r + 1) * BATCH // n)
+        xs, ys = enp.asarray(x[shard]), enp.asarray(y[shard])
+        losses = [float(step(xs, ys)) for _ in range(STEPS)]
+        save(argv[1].replace(".npz", f".rank{r}.npz"), model, losses)
+    elif what == "collectives":
+        v = enp.asarray(np.arange(3, dtype=np.float32) + 10 * r)
+        f = dist.data_parallel(lambda v: (lax.psum(v, "batch"), lax.pmax(v, "batch"),
+                                          lax.all_gather(v, "batch"),
+                                          lax.ppermute(v, "batch", [(0, 1), (1, 0)]),
+                                          lax.axis_index("batch"),
+                                          lax.all_to_all(enp.stack([v, -v]), "batch", 0, 0)))
+        outs = f(v)
+        np.savez(argv[1].replace(".npz", f".rank{r}.npz"), *[np.asarray(o) for o in outs])
+    elif what == "die":
+        model, step = model_and_step(True)
+        for i in range(STEPS):
+            if r == 1 and i == 5:
+                os._exit(3)
+            step(enp.asarray(x[:32]), enp.asarray(y[:32]))
+    elif what == "skip":
+        f = dist.data_parallel(lambda v: lax.psum(v, "batch"))
+        if r == 0:
+            f(enp.ones(2))
+        else:
+            import time
+            time.sleep(30)                  # alive but absent: rank 0's psum cannot complete
+    comm.barrier() if what != "skip" else None
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
