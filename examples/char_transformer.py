@@ -36,7 +36,7 @@ import numpy as np
 
 import ember
 import ember.numpy as enp
-from ember import nn, optim, random
+from ember import amp, nn, optim, random
 from ember.data import DataLoader, Dataset
 
 from _common import Progress, add_output_args, pyplot, save_figure
@@ -218,6 +218,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.5, 0.8, 1.0])
     ap.add_argument("--prompt", default="\n", help="text every sample starts from")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--precision", choices=("fp32", "bf16", "fp16"), default="fp32",
+                    help="compute dtype of matmuls and attention (ember.amp; fp16 adds loss scaling)")
     add_output_args(ap, "runs/char_transformer")
     args = ap.parse_args(argv)
 
@@ -249,7 +251,10 @@ def main(argv=None) -> dict:
         optim.lr_scheduler.LinearLR(opt, start_factor=0.01, total_iters=warmup),
         optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, args.steps - warmup), eta_min=args.lr / 20),
     ], milestones=[warmup])
-    step = nn.TrainStep(model, opt, lm_loss)
+    policy = {"fp32": None, "bf16": amp.Policy(compute_dtype="bfloat16"),
+              "fp16": amp.Policy(compute_dtype="float16")}[args.precision]
+    step = nn.TrainStep(model, opt, lm_loss, policy=policy,
+                        scaler=amp.GradScaler() if args.precision == "fp16" else None)
     forward = nn.compile_forward(model)
     n_eval = max(1, min(args.eval_windows, (len(val_ids) - 1) // args.block_size))
     evals = {"train": eval_windows(train_ids, args.block_size, n_eval),
@@ -287,7 +292,8 @@ def main(argv=None) -> dict:
     bar.close()
     seconds = time.perf_counter() - t0
     final = history[-1]
-    print(f"trained {done} steps in {seconds:.1f}s (the step compiled "
+    print(f"trained {done} steps ({args.precision}) in {seconds:.1f}s, {1e3 * seconds / done:.1f} "
+          f"ms/step (the step compiled "
           f"{getattr(step._fn, 'compile_count', '?')} time(s)); validation loss {final['val']:.3f} "
           f"nats/char = {final['val'] / h1:.2f} x unigram entropy, {final['val'] / h2:.2f} x bigram")
 
@@ -303,7 +309,8 @@ def main(argv=None) -> dict:
         history, samples, h1, h2, os.path.join(args.out_dir, "training.png"))
     return {"unigram_entropy": h1, "bigram_entropy": h2, "train_loss": final["train"],
             "val_loss": final["val"], "history": history, "samples": samples, "seconds": seconds,
-            "steps": done, "num_parameters": model.num_parameters(),
+            "steps": done, "num_parameters": model.num_parameters(), "precision": args.precision,
+            "ms_per_step": 1e3 * seconds / done,
             "compile_count": getattr(step._fn, "compile_count", None), "vocab": chars,
             "figure": figure}
 

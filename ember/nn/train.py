@@ -167,6 +167,16 @@ class TrainStep:
     runs, so every rank applies the same update; the returned loss is the mean
     over ranks. Buffers (e.g. BatchNorm statistics) stay per rank.
 
+    `policy=ember.amp.Policy(compute_dtype="bfloat16")` runs the loss under that
+    policy's autocast (matmuls, convolutions and attention in bfloat16; softmax,
+    normalisation and losses in float32) while the parameters stay float32 master
+    weights and their gradients come back float32. `scaler=ember.amp.GradScaler()`
+    adds dynamic loss scaling (for float16) inside the compiled step: the loss is
+    scaled before differentiation, the gradients unscaled, a step with non-finite
+    gradients is skipped (parameters and optimiser state unchanged) and the scale
+    halves, and it doubles after `growth_interval` good steps; the scale is an
+    input of the step, so changing it never recompiles.
+
     Example:
         >>> import ember.numpy as enp
         >>> from ember import nn, optim
@@ -178,7 +188,7 @@ class TrainStep:
     """
 
     def __init__(self, model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True,
-                 distributed: bool = False, axis_name="batch"):
+                 distributed: bool = False, axis_name="batch", policy=None, scaler=None):
         import ember
         if not isinstance(model, Module):
             raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
@@ -188,6 +198,7 @@ class TrainStep:
                              for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
         self.distributed, self.axis_name = bool(distributed), axis_name
+        self.policy, self.scaler = policy, scaler
         self._synced = False
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
 
@@ -206,20 +217,45 @@ class TrainStep:
             trees.append(unflatten_names(OrderedDict((k, sub[k]) for k in names)))
         return trees if self._grouped else trees[0]
 
-    def _pure(self, sig, params, buffers, opt_state, key, args, kwargs):
+    def _scaled_loss_fn(self, loss_scale):
+        """loss_fn with the policy's output cast and the loss scale applied; it
+        returns (differentiated loss, (loss as reported, user aux))."""
+        def fn(m, *args, **kwargs):
+            out = self.loss_fn(m, *args, **kwargs)
+            loss, aux = out if self.has_aux else (out, None)
+            if self.policy is not None:
+                loss = self.policy.cast_to_output(loss)
+            scaled = loss_scale.scale(loss) if loss_scale is not None else loss
+            return scaled, (loss, aux)
+        return fn
+
+    def _pure(self, sig, params, buffers, opt_state, key, loss_scale, args, kwargs):
+        import contextlib
         from .. import random
         _, frozen_names = sig
         frozen_set = set(frozen_names)
         trainable = OrderedDict((k, v) for k, v in params.items() if k not in frozen_set)
         frozen = OrderedDict((k, v) for k, v in params.items() if k in frozen_set)
         key, sub = random.split(key)
-        loss, aux, new_buffers, grads = _loss_value_and_grads(
-            self.model, self.loss_fn, self.has_aux, trainable, frozen, buffers, sub, args, kwargs)
+        with self.policy.autocast() if self.policy is not None else contextlib.nullcontext():
+            if self.policy is None and loss_scale is None:
+                loss, aux, new_buffers, grads = _loss_value_and_grads(
+                    self.model, self.loss_fn, self.has_aux, trainable, frozen, buffers, sub, args, kwargs)
+            else:
+                _, (loss, aux), new_buffers, grads = _loss_value_and_grads(
+                    self.model, self._scaled_loss_fn(loss_scale), True, trainable, frozen, buffers,
+                    sub, args, kwargs)
         if self.distributed:
             from ..distributed import all_reduce_gradients
             from ..fx.prims.collective import pmean
             grads = all_reduce_gradients(grads, self.axis_name)
             loss = pmean(loss, self.axis_name)
+        if loss_scale is not None:
+            from ..amp import all_finite
+            grads = OrderedDict((k, g.astype(params[k].dtype))
+                                for k, g in loss_scale.unscale(dict(grads)).items())
+            finite = all_finite(grads)
+            loss_scale = loss_scale.adjust(finite)
         new_opt_params, new_state = self.optimizer.update_fn(self._to_opt(params), self._to_opt(grads),
                                                              opt_state)
         trees = new_opt_params if self._grouped else [new_opt_params]
@@ -229,7 +265,11 @@ class TrainStep:
                 name = f"{p}.{k}" if p else k
                 if name not in frozen_set:
                     new_params[name] = v
-        return new_params, new_buffers, new_state, key, loss, aux
+        if loss_scale is not None:   # an overflowed step is skipped
+            from ..amp import select_tree
+            new_params = select_tree(finite, new_params, OrderedDict(params))
+            new_state = select_tree(finite, new_state, opt_state)
+        return new_params, new_buffers, new_state, key, loss_scale, loss, aux
 
     def __call__(self, *args, **kwargs):
         if _in_transform():
@@ -245,14 +285,18 @@ class TrainStep:
         params = OrderedDict(model.named_parameters())
         buffers = OrderedDict(model.named_buffers())
         state = self.optimizer.functional_state()
+        scaling = self.scaler is not None and self.scaler.enabled
+        loss_scale = self.scaler.state if scaling else None
+        call = (self._fn, self._signature(), params, buffers, state, model.get_rng(), loss_scale, args,
+                kwargs)
         if self.distributed:
             from ..distributed import process_axis
             with process_axis(self.axis_name):
-                new_params, new_buffers, new_state, key, loss, aux = self._fn(
-                    self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
+                new_params, new_buffers, new_state, key, loss_scale, loss, aux = call[0](*call[1:])
         else:
-            new_params, new_buffers, new_state, key, loss, aux = self._fn(
-                self._signature(), params, buffers, state, model.get_rng(), args, kwargs)
+            new_params, new_buffers, new_state, key, loss_scale, loss, aux = call[0](*call[1:])
+        if scaling:
+            self.scaler.state = loss_scale
         for v in list(new_params.values()) + list(new_buffers.values()):
             if isinstance(v, Tracer):
                 raise RuntimeError("TrainStep produced traced state; do not call it under a transform")

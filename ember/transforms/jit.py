@@ -22,6 +22,7 @@ from .. import config
 from ..array import Array, wrap_buffer
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
+from ..fx import trace_context
 from ..fx.ir import ClosedGraph, Graph
 from ..fx.passes import optimize
 from ..fx.prims.rules import instantiate
@@ -268,7 +269,7 @@ class JitFunction:
         return tuple((k, static_key(v)) for k, v in static)
 
     def __call__(self, *args, **kwargs):
-        if self._fast and not kwargs and current_trace() is _EVAL:
+        if self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active():
             # Fastest path: a repeated call with CPU Arrays as its only (positional)
             # arguments needs no pytree flattening, signature or key building.
             avals = []
@@ -297,7 +298,8 @@ class JitFunction:
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         ops, avals = self._operands(leaves, in_tree, len(args), nums)
-        key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend)
+        key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend,
+               trace_context.key())
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, static, nums, in_tree, avals)
@@ -313,7 +315,7 @@ class JitFunction:
             if dev is None or dev.platform == "cpu":
                 exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
-                        and len(ops) == len(args) and all(type(a) is Array for a in args)):
+                        and not key[4] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf())
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
                 return tree_unflatten(entry.out_tree, [wrap_buffer(np.asarray(b), dev, a)
@@ -365,7 +367,7 @@ class JitFunction:
         if prev is None:
             reason = "first call"
         else:
-            (p_tree, p_avals, p_skey, _), p_static = prev
+            (p_tree, p_avals, p_skey, _, p_ctx), p_static = prev
             diffs = []
             if p_tree != in_tree:
                 diffs.append(f"argument structure changed: {p_tree} -> {in_tree}")
@@ -377,6 +379,8 @@ class JitFunction:
             if p_skey != key[2]:
                 diffs.append(f"static arguments changed: {_show_static(p_static)} -> "
                              f"{_show_static(static)}")
+            if p_ctx != key[4]:
+                diffs.append(f"trace settings changed: {dict(p_ctx)} -> {dict(key[4])}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
         self._last_keys[name] = (key, static)
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",

@@ -74,3 +74,14 @@ def test_a_rank_that_skips_a_collective_gets_a_clear_error():
     assert p.returncode != 0
     text = p.stdout + p.stderr
     assert "DistributedError" in text and "did not complete within 3 s" in text, text[-3000:]
+
+
+def test_the_digits_example_runs_data_parallel(tmp_path):
+    e = dict(os.environ, PYTHONPATH=str(ROOT), EMBER_NUM_THREADS="1")
+    p = subprocess.run([MPIEXEC, "-n", "2", sys.executable, str(ROOT / "examples" / "train_digits.py"),
+                        "--distributed", "--epochs", "2", "--no-plot", "--out-dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, env=e, cwd=ROOT)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "data parallel over 2 ranks: 32 examples per rank" in p.stdout
+    assert p.stdout.count("trained mlp") == 1                      # rank 0 reports
+    assert (tmp_path / "model.safetensors").is_file()              # rank 0 checkpoints

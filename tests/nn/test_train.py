@@ -168,7 +168,7 @@ def test_train_step_threads_state_explicitly():
     # the graph of the step has the state as inputs and outputs, not as constants
     sig = step._signature()
     g = step._fn.lower(sig, dict(model.named_parameters()), dict(model.named_buffers()), opt.functional_state(),
-                       model.get_rng(), (x,), {})
+                       model.get_rng(), None, (x,), {})
     n_state = len(list(model.named_parameters())) + len(list(model.named_buffers()))
     assert len(g.graph.inputs) >= n_state + 1
     assert not g.consts or all(np.size(np_(c)) <= 1 for c in g.consts)

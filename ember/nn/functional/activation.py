@@ -14,6 +14,7 @@ import math
 from ... import lax
 from ...transforms.misc import stop_gradient
 from ._util import arr, dtype_of, enp, float_arr
+from ...amp._autocast import full_precision
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
            "sigmoid", "tanh", "softplus", "softsign", "mish", "hardswish", "hardsigmoid",
@@ -328,6 +329,7 @@ def _axis(x, dim, op):
     return dim
 
 
+@full_precision
 def softmax(x, dim=None, dtype=None):
     """exp(x) / sum(exp(x)) along `dim` (shifted by the maximum for stability).  As in
     PyTorch, `dim=None` picks 0 for 0-, 1- and 3-d inputs and 1 otherwise.
@@ -350,6 +352,7 @@ def softmax(x, dim=None, dtype=None):
     return z / e.sum(z, axis=ax, keepdims=True)
 
 
+@full_precision
 def log_softmax(x, dim=None, dtype=None):
     """x - logsumexp(x) along `dim`, computed stably.
 
@@ -382,6 +385,7 @@ def softmin(x, dim=None, dtype=None):
     return softmax(-float_arr(x), dim, dtype)
 
 
+@full_precision
 def logsumexp(x, dim=None, keepdim: bool = False):
     """log(sum(exp(x))) over `dim` (all axes when None), computed stably.
 

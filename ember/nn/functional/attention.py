@@ -28,6 +28,7 @@ from ._util import arr, enp, float_arr
 from .activation import softmax
 from .dropout import dropout
 from .linear import linear
+from ...amp._autocast import lower_precision
 
 __all__ = ["scaled_dot_product_attention", "chunked_scaled_dot_product_attention",
            "memory_efficient_attention", "multi_head_attention_forward"]
@@ -65,6 +66,7 @@ def _mask_parts(attn_mask, dtype):
     return None, enp().astype(m, dtype)
 
 
+@lower_precision
 def scaled_dot_product_attention(q, k, v, /, attn_mask=None, dropout_p=0.0, is_causal=False,
                                  scale=None, key=None, enable_gqa=False):
     """softmax(q @ k^T * scale + mask) @ v for q (..., L, E), k (..., S, E), v (..., S, Ev).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ... import lax
 from ._util import arr, enp, float_arr, tuple_n
+from ...amp._autocast import lower_precision
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "unfold"]
@@ -72,6 +73,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nsp, op, paddi
     return y[0] if unbatched else y
 
 
+@lower_precision
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution (cross-correlation) of (N, C_in, L) with (C_out, C_in/groups, K).
 
@@ -83,6 +85,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@lower_precision
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of (N, C_in, H, W) with (C_out, C_in/groups, kH, kW); `padding`
     is an int, a pair, "valid" or "same".
@@ -95,6 +98,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@lower_precision
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d convolution of (N, C_in, D, H, W) with (C_out, C_in/groups, kD, kH, kW).
 
@@ -138,6 +142,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     return y[0] if unbatched else y
 
 
+@lower_precision
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 1-d convolution; weight (C_in, C_out/groups, K); output length
@@ -152,6 +157,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            1, "conv_transpose1d")
 
 
+@lower_precision
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 2-d convolution; weight (C_in, C_out/groups, kH, kW).
@@ -166,6 +172,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            2, "conv_transpose2d")
 
 
+@lower_precision
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 3-d convolution; weight (C_in, C_out/groups, kD, kH, kW).

@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 from ._util import arr, enp
+from ...amp._autocast import lower_precision
 
 __all__ = ["linear", "bilinear"]
 
@@ -20,6 +21,7 @@ def _promote(*xs):
     return [x if x.dtype == d else e.astype(x, d) for x in xs]
 
 
+@lower_precision
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias, for weight of shape (out_features, in_features).
 
@@ -41,6 +43,7 @@ def linear(input, weight, bias=None):
     return y
 
 
+@lower_precision
 def bilinear(input1, input2, weight, bias=None):
     """y_k = input1^T weight[k] input2 + bias[k], weight of shape (out, in1, in2).
 

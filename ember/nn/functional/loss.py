@@ -14,6 +14,7 @@ from ... import dtypes as _dt
 from ...fx.core import get_aval
 from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
 from .activation import log_softmax
+from ...amp._autocast import full_precision
 
 __all__ = ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -36,6 +37,7 @@ def _pair(input, target, op):
     return x, t
 
 
+@full_precision
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, reduced.
 
@@ -51,6 +53,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return reduce_loss(loss, reduction, "mse_loss")
 
 
+@full_precision
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """|input - target|, reduced.
 
@@ -63,6 +66,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return reduce_loss(enp().abs(x - t), reduction, "l1_loss")
 
 
+@full_precision
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta * (|d| - 0.5 delta), d = input - target.
 
@@ -80,6 +84,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return reduce_loss(loss, reduction, "huber_loss")
 
 
+@full_precision
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (|d| when beta = 0).
 
@@ -103,6 +108,7 @@ def _class_axis_last(x):
     return x if x.ndim == 1 else enp().moveaxis(x, 1, -1)
 
 
+@full_precision
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """-input[n, target[n]] (weighted by `weight[target]`) for log-probabilities
@@ -136,6 +142,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return reduce_loss(loss, reduction, "nll_loss")
 
 
+@full_precision
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Cross entropy between logits input (N, C, ...) or (C,) and either class
@@ -195,6 +202,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return reduce_loss(loss, reduction, "cross_entropy")
 
 
+@full_precision
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-(t log p + (1 - t) log(1 - p)) for probabilities p; each log is clamped at
@@ -216,6 +224,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return reduce_loss(loss, reduction, "binary_cross_entropy")
 
 
+@full_precision
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid + binary cross entropy in one stable expression:
@@ -239,6 +248,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
 
 
+@full_precision
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise for log-probabilities `input`:
     t (log t - input) (0 where t = 0), or exp(t) (t - input) with `log_target`.
@@ -342,6 +352,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return reduce_loss(enp().logaddexp(-y * x, 0.0), reduction, "soft_margin_loss")
 
 
+@full_precision
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Poisson negative log-likelihood: exp(x) - t x (log_input) or x - t log(x + eps),

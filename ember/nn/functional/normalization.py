@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ._util import arr, enp, float_arr
+from ...amp._autocast import full_precision
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "normalize",
            "local_response_norm"]
@@ -25,6 +26,7 @@ def _channel_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+@full_precision
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5, *, return_stats=False):
     """Normalise (N, C, ...) per channel: with batch statistics when `training` (or
@@ -74,6 +76,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
+@full_precision
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dimensions, then scale and shift.
 
@@ -98,6 +101,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
+@full_precision
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise (N, C, ...) over groups of C / num_groups channels (and all spatial
     positions), then scale and shift per channel.
@@ -124,6 +128,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return out
 
 
+@full_precision
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (sample, channel) over its spatial positions.
@@ -151,6 +156,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+@full_precision
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing `normalized_shape` dimensions;
     `eps` defaults to the machine epsilon of the input's dtype (as PyTorch).
