@@ -70,18 +70,24 @@ class MPICommunicator:
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
 
     def _wait(self, reqs, what: str):
-        deadline = time.monotonic() + self.timeout
+        if self._MPI.Request.Testall(reqs):
+            return
+        start = time.monotonic()
+        deadline = start + self.timeout
         pause = 0.0
         while not self._MPI.Request.Testall(reqs):
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if now > deadline:
                 raise DistributedError(
                     f"rank {self.rank} of {self.size}: {what} did not complete within "
                     f"{self.timeout:g} s; another rank has probably died, or the ranks are not "
                     "calling the same collectives in the same order (set the limit with "
                     "ember.distributed.init(timeout=...) or EMBER_DISTRIBUTED_TIMEOUT)")
-            # spin briefly (latency), then back off (a waiting rank should not burn a core)
-            time.sleep(pause)
-            pause = min(pause * 2 + 1e-5, 1e-3)
+            # spin for the first millisecond (latency), then back off (a rank waiting
+            # for a slow peer should not burn a core)
+            if now - start > 1e-3:
+                time.sleep(pause)
+                pause = min(pause * 2 + 1e-5, 1e-3)
 
     def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
         x = np.asarray(x)
