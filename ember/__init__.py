@@ -38,3 +38,4 @@ from .transforms.misc import eval_shape, stop_gradient  # noqa: F401
 from . import autograd, testing  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
+from . import export  # noqa: F401,E402
