@@ -69,6 +69,45 @@ def _as_jit(fun):
     return jit(fun)
 
 
+def stage(fun, args, kwargs=None):
+    """(optimised ClosedGraph with its consts, in_tree, out_tree, argument names) of
+    `fun` for concrete example arguments: the staging `export` and `ember.onnx` share.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> closed, _, _, names = stage(lambda x, y: x * y, (enp.ones(2), 2.0))
+        >>> [e.prim.name for e in closed.equations], names
+        (['mul'], ['x', 'y'])
+    """
+    jf = _as_jit(fun)
+    kwargs = kwargs or {}
+    from ..transforms.util import argument_names
+    static, dyn_args, dyn_kwargs, nums = jf._signature(tuple(args), kwargs)
+    leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
+    arg_names = argument_names(jf.fun, in_tree, [i for i in range(len(args)) if i not in nums],
+                               with_kwargs=True)
+    avals = []
+    for x, n in zip(leaves, arg_names):
+        s, dt, w = _spec_of(x, n)
+        if any(isinstance(d, str) for d in s):
+            raise ExportError(f"argument `{n}` has a symbolic shape {s}; give concrete sizes here")
+        avals.append(AbstractArray(s, dt, w))
+    closed, out_tree = _trace_entry(jf, args, static, nums, in_tree, avals)
+    return closed, in_tree, out_tree, arg_names
+
+
+def _trace_entry(jf, args, static, nums, in_tree, avals):
+    e = jf._trace(args, static, nums, in_tree, avals)
+    if not e.cacheable:
+        raise ExportError("export: the function closes over values of an enclosing "
+                          "transform; export it outside any jit/grad/vmap")
+    nc = len(e.consts)
+    g = e.graph.graph
+    closed = ClosedGraph(Graph(g.inputs[:nc], g.inputs[nc:], g.equations, g.outputs),
+                         [np.asarray(c) for c in e.const_buffers])
+    return trace_custom_rules(closed), e.out_tree
+
+
 def export(fun, *, platforms=None, with_vjp: bool = False):
     """`export(fn)(*args)`: stage `fn` (a jitted or plain function, or an nn.Module,
     whose parameters become consts) for arguments like `args` (arrays, Python
@@ -107,15 +146,7 @@ def export(fun, *, platforms=None, with_vjp: bool = False):
         def trace(sizes):
             avals = [AbstractArray(tuple(sizes[d] if isinstance(d, str) else d for d in s), dt, w)
                      for s, dt, w in specs]
-            e = jf._trace(args, static, nums, in_tree, avals)
-            if not e.cacheable:
-                raise ExportError("export: the function closes over values of an enclosing "
-                                  "transform; export it outside any jit/grad/vmap")
-            nc = len(e.consts)
-            g = e.graph.graph
-            closed = ClosedGraph(Graph(g.inputs[:nc], g.inputs[nc:], g.equations, g.outputs),
-                                 [np.asarray(c) for c in e.const_buffers])
-            return trace_custom_rules(closed), e.out_tree
+            return _trace_entry(jf, args, static, nums, in_tree, avals)
 
         base = {n: _symbolic.BASE for n in names}
         closed, out_tree = trace(base)
