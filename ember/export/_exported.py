@@ -320,6 +320,11 @@ class Exported:
         if backend not in self.platforms:
             raise ExportError(f"{self.fun_name} was exported for {list(self.platforms)}, not for "
                               f"{backend!r}; export with platforms=[..., {backend!r}]")
+        from ..backends.base import available_backends
+        if backend not in available_backends():
+            raise ExportError(f"{self.fun_name}: the {backend!r} backend is not available here "
+                              f"(available: {available_backends()}); the artifact itself is "
+                              f"backend-neutral, so load it where that backend is installed")
         other = Exported(self._header, self._text, self.consts, self._graph)
         other._instances = self._instances
         other.backend = backend

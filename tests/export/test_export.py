@@ -63,6 +63,10 @@ def test_on_refuses_unlisted_platform():
     assert e.backend == "reference"
     with pytest.raises(ExportError, match="exported for \\['reference'\\]"):
         e.on("cpu")
+    from ember.backends.base import available_backends
+    if "cuda" not in available_backends():
+        with pytest.raises(ExportError, match="'cuda' backend is not available here"):
+            export(_f)(X, P).on("cuda")
     with pytest.raises(ExportError, match="unknown platform"):
         export(_f, platforms=["tpu"])
 
@@ -241,6 +245,17 @@ def test_symbolic_batch(b):
     _close(got[1], ref[1], rtol=1e-5, atol=1e-6)
     _close(ember.grad(lambda w: e.call(x, w, W2)[0].sum())(W1),
            ember.grad(lambda w: _mlp(x, w, W2)[0].sum())(W1), rtol=1e-4, atol=1e-6)
+
+
+def test_symbolic_call_under_jit_and_vmap():
+    e = deserialize(export(lambda x: enp.tanh(x) * x.shape[0])(ShapeDtypeStruct(("b", 2), "float32")).serialize())
+    x = _f32_rows(4)
+    _close(ember.jit(e.call)(x), np.tanh(np.asarray(x)) * 4, rtol=1e-6)
+    check_vmap(e.call, (enp.stack([x, x * 0.5, -x]),))
+
+
+def _f32_rows(b):
+    return enp.asarray(np.random.default_rng(b).normal(size=(b, 2)).astype(np.float32))
 
 
 def test_symbolic_sizes_are_checked_at_call():
