@@ -439,3 +439,33 @@ def _sort(cv, eq, ins):
 
 
 RULES["sort"] = _sort
+
+
+def _while(cv, eq, ins):
+    from ..fx.core import AbstractArray
+    from ..fx.ir import ClosedGraph, Graph, Var
+    p = eq.params
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cg, bg = p["cond_graph"].graph, p["body_graph"].graph
+    cconsts, bconsts, carry = ins[:nc], ins[nc:nc + nb], ins[nc + nb:]
+    # the first test, in the enclosing graph: a sub-graph converted, then spliced in
+    first = yield ("body", cv, p["cond_graph"], dict(zip(cg.inputs, cconsts + carry)), [], cv.fresh("cond0"))
+    cv.nodes.extend(first.node)
+    # ONNX Loop's body returns (condition, carry): the body graph, then the test on its results
+    after = dict(zip(cg.inputs[nc:], bg.outputs))
+    test = [e.replace(inputs=[after.get(a, a) if isinstance(a, Var) else a for a in e.inputs])
+            for e in cg.equations]
+    out0 = cg.outputs[0]
+    out0 = after.get(out0, out0) if isinstance(out0, Var) else out0
+    both = ClosedGraph(Graph([], list(cg.inputs[:nc]) + list(bg.inputs), list(bg.equations) + test,
+                             [out0] + list(bg.outputs)), [])
+    formal = [(cv.fresh("iter"), AbstractArray((), np.int64)), (cv.fresh("cond_in"), AbstractArray((), np.bool_))]
+    formal += [(cv.fresh("carry"), v.aval) for v in bg.inputs[nb:]]
+    env = dict(zip(cg.inputs[:nc], cconsts))
+    env.update(zip(bg.inputs[:nb], bconsts))
+    env.update(zip(bg.inputs[nb:], [n for n, _ in formal[2:]]))
+    body = yield ("body", cv, both, env, formal, cv.fresh("while_body"))
+    return cv.node("Loop", ["", first.output[0].name] + list(carry), len(eq.outputs), body=body)
+
+
+RULES["while_loop"] = _while
