@@ -31,7 +31,7 @@ def unsupported(eq, why: str = "") -> OnnxExportError:
     return OnnxExportError(f"ember.onnx.export: no ONNX mapping for primitive `{eq.prim.name}`"
                            f"{': ' + why if why else ''}{where}\n  hint: rewrite this part "
                            f"with primitives that map (elementwise, reductions, dot_general, conv, "
-                           f"pooling windows, gather/scatter, shape ops, cond, scan), or export "
+                           f"pooling windows, gather/scatter, shape ops, cond, scan, while_loop), or export "
                            f"with ember.export instead, which keeps every primitive")
 
 

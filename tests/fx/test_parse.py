@@ -203,3 +203,45 @@ def test_parse_rejects_python_rule_with_hint():
         parse(str(g))
     with pytest.raises(TypeError, match="expected the IR text"):
         parse(b"{ lambda ; . let in () }")
+
+
+def _recording_make_graph(monkeypatch):
+    """Wrap ember.make_graph so that every graph a test builds is recorded."""
+    made, real = [], ember.make_graph
+
+    def make_graph(fun, *a, **k):
+        inner = real(fun, *a, **k)
+
+        def wrapped(*args, **kwargs):
+            out = inner(*args, **kwargs)
+            made.append(out[0] if isinstance(out, tuple) else out)
+            return out
+        return wrapped
+    monkeypatch.setattr(ember, "make_graph", make_graph)
+    return made
+
+
+def test_roundtrip_of_the_printing_tests_graphs(monkeypatch, tmp_path):
+    """Every graph the suite's printing tests print (the golden test and the IR chapter's
+    blocks) round-trips."""
+    import importlib.util
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2]
+    made = _recording_make_graph(monkeypatch)
+    spec = importlib.util.spec_from_file_location("ir_printing_tests", root / "tests/core/test_dtypes_and_ir.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.test_graph_printing_golden()
+    spec = importlib.util.spec_from_file_location("docs_runner", root / "tests/docs/test_docs.py")
+    docs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(docs)
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {}
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):
+        for line, source in docs.python_blocks((root / "docs/ir.md").read_text()):
+            exec(compile("\n" * (line - 1) + source, "docs/ir.md", "exec"), ns)
+    assert len(made) >= 8
+    for g in made:
+        _roundtrip(trace_custom_rules(g))
