@@ -245,3 +245,20 @@ def test_roundtrip_of_the_printing_tests_graphs(monkeypatch, tmp_path):
     assert len(made) >= 8
     for g in made:
         _roundtrip(trace_custom_rules(g))
+
+
+def test_deeply_nested_subgraphs_print_and_parse_without_recursion():
+    from ember.fx.core import AbstractArray, PRIMITIVES
+    from ember.fx.ir import ClosedGraph, Equation, Graph, Var
+    aval = AbstractArray((2,), "float32")
+    x = Var(aval)
+    y = Var(aval)
+    inner = ClosedGraph(Graph([], [x], [Equation(PRIMITIVES["sin"], [x], [y], {})], [y]), [])
+    for _ in range(1500):    # beyond Python's recursion limit
+        a, b = Var(aval), Var(aval)
+        eq = Equation(PRIMITIVES["jit_call"], [a], [b], {"graph": inner, "name": "f", "backend": "cpu"})
+        inner = ClosedGraph(Graph([], [a], [eq], [b]), [])
+    text = str(inner)
+    back = parse(text)
+    assert graph_difference(inner, back) is None
+    assert text.count("jit_call") == 1500
