@@ -111,3 +111,20 @@ def test_custom_vjp_rule_survives_serialization():
     g = ember.grad(lambda v: enp.sum(back.call(v)))(x)
     np.testing.assert_allclose(np.asarray(g), [0.3, 1.0, -1.0], rtol=1e-6)
     assert "custom_vjp_call" in back._text and "TracedRule" in back._text
+
+
+@ember.custom_jvp
+def soft_abs(x):
+    return enp.abs(x)
+
+
+soft_abs.defjvps(lambda t, ans, x: t * enp.tanh(10.0 * x))
+
+
+def test_custom_jvp_rule_survives_serialization():
+    x = enp.asarray(np.array([0.05, 1.0, -2.0], np.float32))
+    back = _roundtrip(lambda v: soft_abs(v) * 2.0, (x,))
+    want = 2.0 * np.tanh(10.0 * np.asarray(x))
+    _, t = ember.jvp(back.call, (x,), (enp.ones(3),))
+    np.testing.assert_allclose(np.asarray(t), want, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(ember.grad(lambda v: enp.sum(back.call(v)))(x)), want, rtol=1e-5)
