@@ -109,7 +109,8 @@ def test_while_loop(start):
     assert any(n.op_type == "Loop" for n in m.graph.node)
 
 
-def test_gather_scatter_and_shapes():
+@pytest.mark.parametrize("opset", [17, 18])
+def test_gather_scatter_and_shapes(opset):
     x = _f32(5, 5)
     idx = enp.asarray(np.array([3, 0, 4], np.int32))
 
@@ -118,8 +119,8 @@ def test_gather_scatter_and_shapes():
             x, enp.argsort(x, axis=1), axis=1), enp.cumsum(x, axis=0), enp.pad(x, ((1, 0), (0, 2))),
             enp.concatenate([x, x[::-1]], axis=0), x.T.reshape(1, 25), enp.argmax(x, axis=1),
             enp.max(x, axis=0), enp.where(x > 0, x, 0.0), x.astype(np.int32), lax.top_k(x, 2)[0],
-            lax.dynamic_slice(x, (idx[0], 1), (2, 2)))
-    _run(f, (x, idx))
+            lax.dynamic_slice(x, (idx[0], 1), (2, 2)), enp.all(x > -10, axis=1), enp.prod(x, axis=0))
+    _run(f, (x, idx), opset=opset)
 
 
 @settings(max_examples=10, deadline=None)
