@@ -22,7 +22,15 @@ PLATFORMS = ("cpu", "reference", "cuda")
 
 
 class ExportError(ValueError):
-    """An export or deserialization failed: says what and how to fix it."""
+    """An export or deserialization failed: says what and how to fix it.
+
+    Example:
+        >>> try:
+        ...     deserialize(b"not an export")
+        ... except ExportError as e:
+        ...     print(e)
+        cannot deserialize: not an ember export file (it does not start with the magic b'EMBEREXP')
+    """
 
 
 def _spec_of(x, name):

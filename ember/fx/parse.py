@@ -34,7 +34,15 @@ DTYPES["float0"] = _dt.float0
 
 
 class ParseError(ValueError):
-    """The text is not a graph this parser can read; says where and why."""
+    """The text is not a graph this parser can read; says where and why.
+
+    Example:
+        >>> try:
+        ...     parse("{ lambda ; a:f32[]. let b:f32[] = nope a in (b,) }")
+        ... except ParseError as e:
+        ...     print(str(e).split(": ")[-1])
+        unknown primitive 'nope' (not in ember.fx.core.PRIMITIVES)
+    """
 
 
 _NUM = r"(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan0x[0-9a-f]+|(?:inf|nan)(?![A-Za-z0-9_]))"
@@ -354,7 +362,7 @@ class _Parser:
             return DTYPES[t.text]
         if self.is_("(") and t.text == "TracedRule":
             from .rule_graph import TracedRule
-            fields = yield from_fields(self)
+            fields = yield _Fields(self)
             kind = fields.pop("kind", None)
             graph = fields.pop("graph", None)
             try:
@@ -365,7 +373,7 @@ class _Parser:
             cls = _named_types().get(t.text)
             if cls is None:
                 raise self.error(f"unknown param type {t.text}", t)
-            fields = yield from_fields(self)
+            fields = yield _Fields(self)
             try:
                 return cls(**fields)
             except TypeError as e:
@@ -373,7 +381,7 @@ class _Parser:
         return t.text
 
 
-class from_fields:
+class _Fields:
     """A request to the driver: read `(field=value, ...)` and send back the dict."""
     __slots__ = ("parser",)
 

@@ -14,7 +14,12 @@ from ..fx.ir import ClosedGraph, Literal
 
 
 class OnnxExportError(ValueError):
-    """A function cannot be written as ONNX: names the primitive and the user's line."""
+    """A function cannot be written as ONNX: names the primitive and the user's line.
+
+    Example:
+        >>> str(OnnxExportError("ember.onnx.export: no ONNX mapping for primitive `fft`"))[-5:]
+        '`fft`'
+    """
 
 
 def onnx_dtype(dtype) -> int:
