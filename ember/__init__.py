@@ -39,3 +39,4 @@ from . import autograd, testing  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
 from . import amp, distributed  # noqa: F401,E402  (mpi4py is imported only by distributed.init)
+from . import export  # noqa: F401,E402
