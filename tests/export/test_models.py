@@ -1,7 +1,6 @@
 """Export/deserialize round trips of whole models: outputs equal the original on the
 reference and LLVM backends, and grad through the deserialized function equals grad
 of the original."""
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -15,6 +14,14 @@ from ember.export import deserialize, export
 RNG = np.random.default_rng(0)
 BACKENDS = ["cpu", "reference"]
 
+
+
+def _load_example(name):
+    """An examples/ script as a module, through the examples tests' loader."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+    from _examples import load
+    return load(name)
 
 def _f32(*shape):
     return enp.asarray(RNG.normal(size=shape).astype(np.float32))
@@ -71,10 +78,7 @@ def test_cnn():
 
 
 def test_char_transformer_forward():
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "char_transformer.py"
-    spec = importlib.util.spec_from_file_location("char_transformer_for_export", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_example("char_transformer")
     model = mod.CharTransformer(24, 8, d_model=16, n_layer=2, n_head=2).eval()
     ids = enp.asarray(RNG.integers(0, 24, (2, 8)).astype(np.int32))
     _roundtrip(_functional(model), (dict(model.parameters()), ids))

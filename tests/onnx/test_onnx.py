@@ -1,6 +1,5 @@
 """ember.onnx.export: models checked with onnx.checker and run in onnxruntime, outputs
 equal to ember's; unmapped primitives give errors naming the primitive and the line."""
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -17,6 +16,14 @@ from ember import lax, nn  # noqa: E402
 
 RNG = np.random.default_rng(0)
 
+
+
+def _load_example(name):
+    """An examples/ script as a module, through the examples tests' loader."""
+    import sys
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples"))
+    from _examples import load
+    return load(name)
 
 def _f32(*shape):
     return enp.asarray(RNG.normal(size=shape).astype(np.float32))
@@ -62,10 +69,7 @@ def test_nhwc_conv_and_pool_transpose():
 
 
 def _char_transformer():
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "char_transformer.py"
-    spec = importlib.util.spec_from_file_location("char_transformer_for_onnx", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load_example("char_transformer")
     return mod.CharTransformer(24, 8, d_model=16, n_layer=2, n_head=2).eval()
 
 
