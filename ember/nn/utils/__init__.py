@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tree
-from ..fx.core import Tracer
+from ... import tree
+from ...fx.core import Tracer
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_value_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "stack_module_state"]
