@@ -562,10 +562,10 @@ class Module(HookMixin):
         """
         if memo is None:
             memo = set()
-        if remove_duplicate:
-            if id(self) in memo:
+        if remove_duplicate:  # memo holds the modules themselves, as in PyTorch
+            if self in memo:
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, m in self._registries()[2].items():
             if m is None:
