@@ -28,6 +28,7 @@ from .module import (Module, ModuleInitError, Parameter, ParameterView, function
                      unflatten_names)
 from .layers import *  # noqa: F401,F403
 from .losses import *  # noqa: F401,F403
+from .model_summary import summary, ModelSummary  # noqa: F401
 from .train import value_and_grad, TrainStep, compile_step, compile_forward, CompiledForward  # noqa: F401
 
 from . import layers as _layers, losses as _losses  # noqa: E402
@@ -38,4 +39,5 @@ __all__ = sorted(set(_layers.__all__) | set(_losses.__all__) | {
     "value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward",
     "ModuleInitError", "ParameterView"} | {
     "hooks", "RemovableHandle", "register_module_forward_pre_hook", "register_module_forward_hook",
-    "register_module_full_backward_pre_hook", "register_module_full_backward_hook"})
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook", "summary",
+    "ModelSummary"})

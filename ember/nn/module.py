@@ -1179,7 +1179,7 @@ class Module(HookMixin):
             text = repr(m) if m is not None else "None"
             text = text.replace("\n", "\n  ")
             lines.append(f"({name}): {text}")
-        if not self._modules:
+        if not self._modules and len(lines) <= 1:  # PyTorch: one config line stays inline
             return f"{self._get_name()}({extra})"
         body = "\n  ".join(lines)
         return f"{self._get_name()}(\n  {body}\n)"
@@ -1315,6 +1315,6 @@ def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs
         raise TypeError(f"functional_call needs an nn.Module, got {type(model).__name__}")
     flat = _merge_state(model, params_and_buffers)
     with _swapped(model, flat, rng):
-        out = model.forward(*args, **kwargs)
+        out = _call_forward(model, args, kwargs)  # the model's own hooks run, as in torch.func
         new_buffers = model.buffers()
     return out, new_buffers

@@ -50,7 +50,7 @@ class RNNBase(Module):
                              f"got {proj_size}")
         if proj_size and mode != "LSTM":
             raise ValueError(f"proj_size argument is only supported for LSTM, not {mode}")
-        if proj_size >= hidden_size:
+        if proj_size and proj_size >= hidden_size:
             raise ValueError(f"proj_size has to be smaller than hidden_size, got proj_size={proj_size} "
                              f"and hidden_size={hidden_size}")
         if not 0 <= dropout <= 1:
@@ -285,7 +285,11 @@ class RNNCellBase(Module):
         return F._util.float_arr(hx)
 
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bias={self.bias}"
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        nl = getattr(self, "nonlinearity", "tanh")
+        return s if nl == "tanh" else s + f", nonlinearity={nl}"
 
 
 class RNNCell(RNNCellBase):
