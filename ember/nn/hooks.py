@@ -188,7 +188,13 @@ def _own(module) -> _HookSet:
 
 
 class HookMixin:
-    """The hook-registration methods of `nn.Module` (PyTorch's names and keywords)."""
+    """The hook-registration methods of `nn.Module` (PyTorch's names and keywords).
+
+    Example:
+        >>> from ember import nn
+        >>> issubclass(nn.Module, HookMixin)
+        True
+    """
 
     def register_forward_pre_hook(self, hook, *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:

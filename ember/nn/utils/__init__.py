@@ -155,3 +155,7 @@ def stack_module_state(models):
     params = tree.map(lambda *xs: e.stack(xs), *ps)
     buffers = tree.map(lambda *xs: e.stack(xs), *bs)
     return params, buffers
+
+
+# PyTorch's submodules, reachable as attributes (`nn.utils.rnn.pack_padded_sequence`)
+from . import rnn, parametrize, parametrizations  # noqa: E402,F401

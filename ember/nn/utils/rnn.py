@@ -111,7 +111,13 @@ class PackedSequence:
         return None if self._unsorted is None else _enp().asarray(np.asarray(self._unsorted, dtype=np.int64))
 
     def lengths(self) -> np.ndarray:
-        """Each sequence's length, in the original batch order (a numpy array)."""
+        """Each sequence's length, in the original batch order (a numpy array).
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> pack_padded_sequence(enp.ones((3, 2)), [1, 3], enforce_sorted=False).lengths().tolist()
+            [1, 3]
+        """
         sizes = np.asarray(self._sizes)
         sorted_lengths = (sizes[None, :] > np.arange(sizes[0])[:, None]).sum(axis=1)
         order = np.arange(sizes[0]) if self._sorted is None else np.asarray(self._sorted)
