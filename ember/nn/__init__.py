@@ -22,7 +22,7 @@ from . import utils  # noqa: F401
 from . import hooks  # noqa: F401
 from .hooks import (RemovableHandle, register_module_forward_pre_hook,  # noqa: F401
                     register_module_forward_hook, register_module_full_backward_pre_hook,
-                    register_module_full_backward_hook)
+                    register_module_full_backward_hook, grad_hook)
 from .module import (Module, ModuleInitError, Parameter, ParameterView, functional_call,  # noqa: F401
                      manual_seed, next_rng_key, rng_scope, IncompatibleKeys, flatten_names,
                      unflatten_names)
@@ -39,5 +39,5 @@ __all__ = sorted(set(_layers.__all__) | set(_losses.__all__) | {
     "value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward",
     "ModuleInitError", "ParameterView"} | {
     "hooks", "RemovableHandle", "register_module_forward_pre_hook", "register_module_forward_hook",
-    "register_module_full_backward_pre_hook", "register_module_full_backward_hook", "summary",
+    "register_module_full_backward_pre_hook", "register_module_full_backward_hook", "grad_hook", "summary",
     "ModelSummary"})

@@ -38,7 +38,7 @@ from ..fx.core import Tracer, get_aval
 
 __all__ = ["RemovableHandle", "HookMixin", "register_module_forward_pre_hook",
            "register_module_forward_hook", "register_module_full_backward_pre_hook",
-           "register_module_full_backward_hook"]
+           "register_module_full_backward_hook", "grad_hook"]
 
 _ids = itertools.count()
 
@@ -288,6 +288,41 @@ class HookMixin:
                         "ember: use register_full_backward_hook(hook), whose "
                         "hook(module, grad_input, grad_output) sees the gradients of the module's "
                         "inputs and outputs")
+
+
+def grad_hook(x, hook):
+    """The functional form of PyTorch's `tensor.register_hook`: returns `x`
+    unchanged, and in the backward pass calls `hook(grad)` with the cotangent
+    flowing into `x` (arrays are immutable, so the hook goes on the value that is
+    used afterwards); a non-None result replaces the gradient.  Under `jit` it
+    runs at trace time.
+
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> f = lambda x: (grad_hook(x * 2.0, lambda g: g * 10.0) ** 2).sum()
+        >>> ember.grad(f)(enp.ones(2)).tolist()
+        [80.0, 80.0]
+    """
+    from ..transforms.custom_derivatives import custom_vjp
+    if not callable(hook):
+        raise TypeError(f"grad_hook: the hook must be callable, got {type(hook).__name__}")
+    if not _is_float_array(x):
+        raise TypeError(f"grad_hook: x must be a floating-point array, got "
+                        f"{get_aval(x).str_user() if isinstance(x, (Array, Tracer)) else type(x).__name__}")
+
+    def identity(v):
+        return v
+
+    def fwd(v):
+        return v, None
+
+    def bwd(_, g):
+        res = hook(g)
+        return (g if res is None else res,)
+
+    ident = custom_vjp(identity)
+    ident.defvjp(fwd, bwd)
+    return ident(x)
 
 
 # --- running a module with its hooks ------------------------------------------------------

@@ -196,3 +196,23 @@ def test_backward_hook_in_vmap_of_grad_matches_a_loop():
     xs = rnd((4, 3), seed=5)
     f = ember.grad(lambda x: e(x).sum())
     ember.testing.check_vmap(f, (xs,))
+
+
+def test_grad_hook_sees_and_replaces_the_gradient_like_torch_register_hook():
+    torch = pytest.importorskip("torch")
+    from ember.nn.hooks import grad_hook
+    x = rnd((3,), seed=7)
+    seen_e, seen_t = [], []
+
+    def f(x):
+        y = grad_hook(enp.sin(x), lambda g: seen_e.append(g) or g * 3.0)
+        return (y ** 2).sum()
+    tx = to_torch(x).requires_grad_(True)
+    ty = torch.sin(tx)
+    ty.register_hook(lambda g: seen_t.append(g.numpy().copy()) or g * 3.0)
+    (ty ** 2).sum().backward()
+    np.testing.assert_allclose(np_(ember.grad(f)(x)), tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(np_(seen_e[0]), seen_t[0], rtol=1e-6)
+    np.testing.assert_allclose(np_(ember.jit(ember.grad(f))(x)), tx.grad.numpy(), rtol=1e-6)
+    with pytest.raises(TypeError, match="floating-point array"):
+        grad_hook(enp.arange(3), lambda g: g)
