@@ -14,7 +14,7 @@ from .module import Module
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "TripletMarginLoss", "CosineSimilarity"]
+           "TripletMarginLoss", "CosineSimilarity", "CTCLoss"]
 
 
 def _reduction(size_average, reduce, reduction):
@@ -320,3 +320,25 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see `functional.ctc_loss`):
+    `loss(log_probs, targets, input_lengths, target_lengths)`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember.nn import functional as F
+        >>> lp = F.log_softmax(enp.zeros((4, 2, 3)), dim=-1)
+        >>> CTCLoss()(lp, enp.asarray([[1, 2], [1, 1]]), [4, 4], [2, 2]).shape
+        ()
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = int(blank)
+        self.zero_infinity = bool(zero_infinity)
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=self.blank,
+                          reduction=self.reduction, zero_infinity=self.zero_infinity)

@@ -58,6 +58,7 @@ from .. import dtypes as _dt
 from ..array import Array
 from ..fx.core import Tracer, get_aval
 from ..transforms import captured_state as _captured
+from .hooks import HookMixin, call_forward as _call_forward
 
 __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -362,7 +363,7 @@ def _missing_init(cls_name, what):
         f"super().__init__() at the start of {cls_name}.__init__?")
 
 
-class Module:
+class Module(HookMixin):
     """Base class of layers and models (PyTorch's `nn.Module` shape; see the module
     docstring for how attributes are registered).
 
@@ -561,10 +562,10 @@ class Module:
         """
         if memo is None:
             memo = set()
-        if remove_duplicate:
-            if id(self) in memo:
+        if remove_duplicate:  # memo holds the modules themselves, as in PyTorch
+            if self in memo:
                 return
-            memo.add(id(self))
+            memo.add(self)
         yield prefix, self
         for name, m in self._registries()[2].items():
             if m is None:
@@ -1087,7 +1088,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         scope = _SCOPE.get()
         if scope is not None and id(self) in scope:
-            return self.forward(*args, **kwargs)
+            return _call_forward(self, args, kwargs)
         # A top-level call (or a module outside the tree being run): guard its tree so
         # a transform cannot leave a tracer in it, and give the pass an RNG stream
         # (lazily drawn from this module's key).
@@ -1098,7 +1099,7 @@ class Module:
         scope_token = _SCOPE.set(_scope_ids(self, scope))
         ok = False
         try:
-            out = self.forward(*args, **kwargs)
+            out = _call_forward(self, args, kwargs)
             leaked = [name for name, v in _state_items(self) if isinstance(v, Tracer)]
             if leaked:
                 raise RuntimeError(
@@ -1178,7 +1179,7 @@ class Module:
             text = repr(m) if m is not None else "None"
             text = text.replace("\n", "\n  ")
             lines.append(f"({name}): {text}")
-        if not self._modules:
+        if not self._modules and len(lines) <= 1:  # PyTorch: one config line stays inline
             return f"{self._get_name()}({extra})"
         body = "\n  ".join(lines)
         return f"{self._get_name()}(\n  {body}\n)"
@@ -1314,6 +1315,6 @@ def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs
         raise TypeError(f"functional_call needs an nn.Module, got {type(model).__name__}")
     flat = _merge_state(model, params_and_buffers)
     with _swapped(model, flat, rng):
-        out = model.forward(*args, **kwargs)
+        out = _call_forward(model, args, kwargs)  # the model's own hooks run, as in torch.func
         new_buffers = model.buffers()
     return out, new_buffers

@@ -16,6 +16,8 @@ from .normalization import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .embedding import *  # noqa: F401,F403
 from .vision import *  # noqa: F401,F403
+from .sampling import *  # noqa: F401,F403
+from .ctc import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
@@ -24,6 +26,7 @@ import importlib as _il  # noqa: E402
 # Several submodules share their name with a function they define (linear, conv, dropout,
 # ...), so the package attribute is the function; read the modules from importlib.
 __all__ = sorted({name for _m in ("activation", "linear", "conv", "pooling", "normalization",
-                                  "dropout", "embedding", "vision", "attention", "loss", "recurrent")
+                                  "dropout", "embedding", "vision", "attention", "loss", "recurrent",
+                                  "sampling", "ctc")
                   for name in _il.import_module(f"{__name__}.{_m}").__all__})
 del _il

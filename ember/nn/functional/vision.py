@@ -88,6 +88,8 @@ def _matrix(n_in, n_out, scale, mode, align_corners):
         src = np.minimum(np.floor((dst + 0.5) * scale).astype(np.int64), n_in - 1)
         m[np.arange(n_out), src] = 1.0
         return m
+    if mode == "cubic":
+        return _cubic_matrix(n_in, n_out, scale, align_corners)
     # linear family
     if align_corners:
         src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
@@ -101,14 +103,40 @@ def _matrix(n_in, n_out, scale, mode, align_corners):
     return m
 
 
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+def _cubic_matrix(n_in, n_out, scale, align_corners, A=-0.75):
+    """Keys' cubic convolution (A = -0.75, PyTorch's choice) with PyTorch's source
+    coordinates (not clamped at 0, unlike the linear modes) and border taps clamped
+    into the input."""
+    m = np.zeros((n_out, n_in), np.float64)
+    dst = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n_in - 1) / (n_out - 1)) if n_out > 1 else np.zeros(n_out)
+    else:
+        src = (dst + 0.5) * scale - 0.5
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+
+    def near(x):  # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+    rows = np.arange(n_out)
+    for off, w in ((-1, far(t + 1)), (0, near(t)), (1, near(1 - t)), (2, far(2 - t))):
+        np.add.at(m, (rows, np.clip(i0 + off, 0, n_in - 1)), w)
+    return m
+
+
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize (N, C, ...) to `size` or by `scale_factor` with PyTorch's coordinate
     conventions: modes "nearest", "nearest-exact", "linear" (3-d input), "bilinear"
-    (4-d), "trilinear" (5-d), with `align_corners` for the linear modes.
+    and "bicubic" (4-d; Keys' cubic with A = -0.75, taps clamped at the border),
+    "trilinear" (5-d), with `align_corners` for the interpolating modes.
 
     Example:
         >>> import ember.numpy as enp
@@ -131,13 +159,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif mode in ("nearest", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("interpolate: align_corners option can only be set with the "
-                             "interpolating modes: linear | bilinear | trilinear")
+                             "interpolating modes: linear | bilinear | bicubic | trilinear")
         align = False
     else:
         raise ValueError(f"interpolate: unsupported mode {mode!r} (nearest, nearest-exact, linear, "
-                         f"bilinear, trilinear)")
+                         f"bilinear, bicubic, trilinear)")
     outs, scales = _scales(x, size, scale_factor, nsp, bool(recompute_scale_factor))
-    kind = "linear" if mode in _LINEAR else mode
+    kind = "cubic" if mode == "bicubic" else "linear" if mode in _LINEAR else mode
     for i, (n_in, n_out, sc) in enumerate(zip(x.shape[2:], outs, scales)):
         m = _matrix(n_in, n_out, sc, kind, align)
         axis = 2 + i

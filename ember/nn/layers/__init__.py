@@ -10,9 +10,10 @@ from .normalization import *  # noqa: F401,F403
 from .pooling import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .vision import *  # noqa: F401,F403
 
 from . import (activation as _a, attention as _at, container as _c, conv as _cv, dropout as _d,  # noqa: E402
                embedding as _e, linear as _l, normalization as _n, pooling as _p, recurrent as _r,
-               transformer as _t)
+               transformer as _t, vision as _v)
 
-__all__ = sorted({n for m in (_a, _at, _c, _cv, _d, _e, _l, _n, _p, _r, _t) for n in m.__all__})
+__all__ = sorted({n for m in (_a, _at, _c, _cv, _d, _e, _l, _n, _p, _r, _t, _v) for n in m.__all__})

@@ -298,6 +298,9 @@ class Softshrink(Module):
     def forward(self, input):
         return F.softshrink(input, self.lambd)
 
+    def extra_repr(self):
+        return str(self.lambd)
+
 
 class Hardshrink(Softshrink):
     """Hard thresholding by lambd.
@@ -324,9 +327,13 @@ class Threshold(Module):
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__()
         self.threshold, self.value = threshold, value
+        self.inplace = inplace
 
     def forward(self, input):
         return F.threshold(input, self.threshold, self.value)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
 class GLU(Module):
@@ -345,6 +352,9 @@ class GLU(Module):
     def forward(self, input):
         return F.glu(input, self.dim)
 
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
 
 class PReLU(Module):
     """x if x >= 0 else a * x with a learnt `weight` (num_parameters values, init 0.25).
@@ -362,6 +372,9 @@ class PReLU(Module):
 
     def forward(self, input):
         return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
 
 
 _init = init

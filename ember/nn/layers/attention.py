@@ -114,7 +114,3 @@ class MultiheadAttention(Module):
         if self.batch_first and batched:
             out = e.swapaxes(out, 0, 1)
         return out, w
-
-    def extra_repr(self):
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, dropout={self.dropout}, " \
-               f"batch_first={self.batch_first}"

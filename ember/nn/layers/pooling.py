@@ -223,6 +223,10 @@ class LPPool1d(Module):
     def forward(self, input):
         return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
 
 class LPPool2d(LPPool1d):
     """Power-average pooling over (N, C, H, W).

@@ -3,7 +3,9 @@ dropout between layers) built on `ember.scan`, and the single-step `RNNCell`,
 `LSTMCell`, `GRUCell`.  Weight names, shapes, gate orders and initialisation
 (U(-1/sqrt(hidden), 1/sqrt(hidden))) follow PyTorch, so state dicts transfer.
 
-Packed sequences and LSTM `proj_size` are not supported (pad, and mask outputs).
+`LSTM(proj_size=P)` projects each hidden state to P features (`weight_hr_l{k}`), and
+every layer accepts a `nn.utils.rnn.PackedSequence` (run on the padded batch with a
+lengths mask; see that module).
 
 Example:
     >>> import ember.numpy as enp
@@ -43,8 +45,14 @@ class RNNBase(Module):
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None, *, key=None):
         super().__init__()
-        if proj_size:
-            raise ValueError("proj_size is not supported by ember's LSTM")
+        if proj_size < 0:
+            raise ValueError(f"proj_size should be a positive integer or zero to disable projections, "
+                             f"got {proj_size}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"proj_size argument is only supported for LSTM, not {mode}")
+        if proj_size and proj_size >= hidden_size:
+            raise ValueError(f"proj_size has to be smaller than hidden_size, got proj_size={proj_size} "
+                             f"and hidden_size={hidden_size}")
         if not 0 <= dropout <= 1:
             raise ValueError(f"dropout should be a number in range [0, 1] representing the "
                              f"probability of an element being zeroed, got {dropout}")
@@ -55,19 +63,23 @@ class RNNBase(Module):
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
-        self.bidirectional, self.proj_size = bidirectional, 0
+        self.bidirectional, self.proj_size = bidirectional, int(proj_size)
         d = param_dtype(dtype)
         g = _GATES[mode] * self.hidden_size
         D = 2 if bidirectional else 1
+        out_size = self.proj_size or self.hidden_size
         for layer in range(self.num_layers):
             for direction in range(D):
-                in_size = self.input_size if layer == 0 else self.hidden_size * D
+                in_size = self.input_size if layer == 0 else out_size * D
                 sfx = f"_l{layer}" + ("_reverse" if direction else "")
                 setattr(self, "weight_ih" + sfx, place(init.zeros_((g, in_size), dtype=d), device))
-                setattr(self, "weight_hh" + sfx, place(init.zeros_((g, self.hidden_size), dtype=d), device))
+                setattr(self, "weight_hh" + sfx, place(init.zeros_((g, out_size), dtype=d), device))
                 if bias:
                     setattr(self, "bias_ih" + sfx, place(init.zeros_((g,), dtype=d), device))
                     setattr(self, "bias_hh" + sfx, place(init.zeros_((g,), dtype=d), device))
+                if self.proj_size:
+                    setattr(self, "weight_hr" + sfx,
+                            place(init.zeros_((self.proj_size, self.hidden_size), dtype=d), device))
         self.reset_parameters(key)
 
     def reset_parameters(self, key=None):
@@ -86,19 +98,30 @@ class RNNBase(Module):
         sfx = f"_l{layer}" + ("_reverse" if direction else "")
         return (getattr(self, "weight_ih" + sfx), getattr(self, "weight_hh" + sfx),
                 getattr(self, "bias_ih" + sfx) if self.bias else None,
-                getattr(self, "bias_hh" + sfx) if self.bias else None)
+                getattr(self, "bias_hh" + sfx) if self.bias else None,
+                getattr(self, "weight_hr" + sfx) if self.proj_size else None)
 
     def forward(self, input, hx=None):
         import ember
+        from ..utils import rnn as _rnn
         e = _enp()
-        x = F._util.float_arr(input)
-        if x.ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: expected input to be 2D or 3D, got {x.ndim}D")
-        batched = x.ndim == 3
-        if not batched:
-            x = e.expand_dims(x, 1)
-        elif self.batch_first:
-            x = e.swapaxes(x, 0, 1)
+        packed = input if isinstance(input, _rnn.PackedSequence) else None
+        if packed is not None:
+            # padded, time-major, in the batch's own order; the mask stops each sequence
+            x, lengths, mask = _rnn._padded_from_packed(packed, 0.0, None)
+            x = F._util.float_arr(x)
+            mask = e.asarray(mask)
+            batched = True
+        else:
+            x = F._util.float_arr(input)
+            mask = None
+            if x.ndim not in (2, 3):
+                raise ValueError(f"{type(self).__name__}: expected input to be 2D or 3D, got {x.ndim}D")
+            batched = x.ndim == 3
+            if not batched:
+                x = e.expand_dims(x, 1)
+            elif self.batch_first:
+                x = e.swapaxes(x, 0, 1)
         if x.shape[-1] != self.input_size:
             raise ValueError(f"input.size(-1) must be equal to input_size. Expected {self.input_size}, "
                              f"got {x.shape[-1]}")
@@ -106,10 +129,10 @@ class RNNBase(Module):
         D = 2 if self.bidirectional else 1
         lstm = self.mode == "LSTM"
         dt = x.dtype
-        zeros = e.zeros((self.num_layers * D, N, self.hidden_size), dtype=dt)
+        out_size = self.proj_size or self.hidden_size
         if hx is None:
-            h0 = zeros
-            c0 = zeros if lstm else None
+            h0 = e.zeros((self.num_layers * D, N, out_size), dtype=dt)
+            c0 = e.zeros((self.num_layers * D, N, self.hidden_size), dtype=dt) if lstm else None
         else:
             h0, c0 = (hx if lstm else (hx, None))
             h0 = F._util.float_arr(h0)
@@ -117,8 +140,8 @@ class RNNBase(Module):
             if not batched:
                 h0 = e.expand_dims(h0, 1)
                 c0 = e.expand_dims(c0, 1) if c0 is not None else None
-            expect = (self.num_layers * D, N, self.hidden_size)
-            for t, nm in ((h0, "hidden"), (c0, "cell")):
+            for t, nm, size in ((h0, "hidden", out_size), (c0, "cell", self.hidden_size)):
+                expect = (self.num_layers * D, N, size)
                 if t is not None and tuple(t.shape) != expect:
                     raise ValueError(f"Expected {nm} size {expect}, got {tuple(t.shape)}")
         cell = _cell_fn(self.mode)
@@ -127,20 +150,25 @@ class RNNBase(Module):
             outs = []
             for direction in range(D):
                 idx = layer * D + direction
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-                if lstm:
-                    init_c = (h0[idx], c0[idx])
+                w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
 
-                    def step(carry, xt, w_ih=w_ih, w_hh=w_hh, b_ih=b_ih, b_hh=b_hh):
-                        h, c = cell(xt, carry, w_ih, w_hh, b_ih, b_hh)
-                        return (h, c), h
-                else:
-                    init_c = h0[idx]
-
-                    def step(carry, xt, w_ih=w_ih, w_hh=w_hh, b_ih=b_ih, b_hh=b_hh):
-                        h = cell(xt, carry, w_ih, w_hh, b_ih, b_hh)
-                        return h, h
-                carry, ys = ember.scan(step, init_c, x, reverse=bool(direction))
+                def step(carry, xs, w_ih=w_ih, w_hh=w_hh, b_ih=b_ih, b_hh=b_hh, w_hr=w_hr):
+                    xt, mt = xs
+                    new = cell(xt, carry, w_ih, w_hh, b_ih, b_hh)
+                    if w_hr is not None:
+                        new = (F.linear(new[0], w_hr), new[1])
+                    h = new[0] if lstm else new
+                    if mt is None:
+                        return new, h
+                    # a finished sequence keeps its state and outputs zeros (PyTorch's padding)
+                    m = mt[:, None]
+                    if lstm:
+                        new = (e.where(m, new[0], carry[0]), e.where(m, new[1], carry[1]))
+                    else:
+                        new = e.where(m, new, carry)
+                    return new, e.where(m, h, e.zeros_like(h))
+                init_c = (h0[idx], c0[idx]) if lstm else h0[idx]
+                carry, ys = ember.scan(step, init_c, (x, mask), reverse=bool(direction))
                 outs.append(ys)
                 if lstm:
                     h_n.append(carry[0])
@@ -153,7 +181,9 @@ class RNNBase(Module):
         out = x
         hn = e.stack(h_n)
         cn = e.stack(c_n) if lstm else None
-        if not batched:
+        if packed is not None:
+            out = _rnn._pack_in_order(out, packed._sizes, packed._sorted)
+        elif not batched:
             out, hn = out[:, 0], hn[:, 0]
             cn = cn[:, 0] if cn is not None else None
         elif self.batch_first:
@@ -172,6 +202,8 @@ class RNNBase(Module):
             s += f", dropout={self.dropout}"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         return s
 
 
@@ -253,7 +285,11 @@ class RNNCellBase(Module):
         return F._util.float_arr(hx)
 
     def extra_repr(self):
-        return f"{self.input_size}, {self.hidden_size}, bias={self.bias}"
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        nl = getattr(self, "nonlinearity", "tanh")
+        return s if nl == "tanh" else s + f", nonlinearity={nl}"
 
 
 class RNNCell(RNNCellBase):

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import tree
-from ..fx.core import Tracer
+from ... import tree
+from ...fx.core import Tracer
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_value_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "stack_module_state"]
@@ -155,3 +155,7 @@ def stack_module_state(models):
     params = tree.map(lambda *xs: e.stack(xs), *ps)
     buffers = tree.map(lambda *xs: e.stack(xs), *bs)
     return params, buffers
+
+
+# PyTorch's submodules, reachable as attributes (`nn.utils.rnn.pack_padded_sequence`)
+from . import rnn, parametrize, parametrizations  # noqa: E402,F401
