@@ -12,6 +12,7 @@ Example:
 __version__ = "0.1.0"
 
 from . import config, dtypes, tree  # noqa: F401
+from .default_dtype import default_float, get_default_dtype, set_default_dtype  # noqa: F401
 from .fx import prims as _prims  # noqa: F401  (registers every primitive)
 from .array import Array  # noqa: F401
 from .fx.core import ConcretizationError, UnexpectedTracerError  # noqa: F401
