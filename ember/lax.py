@@ -44,5 +44,6 @@ from .transforms.control_flow import (cond, switch, scan, while_loop, fori_loop,
                                      associative_scan)
 from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
 from . import lax_linalg as linalg  # noqa: F401,E402
+from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401,E402
 
 __all__ = sorted(n for n in dir() if not n.startswith("_"))
