@@ -39,5 +39,6 @@ from .transforms.closure import closure_convert  # noqa: F401
 # libraries on top
 from . import autograd, testing  # noqa: F401,E402
 from . import flatten_util  # noqa: F401,E402
+from . import scipy  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
