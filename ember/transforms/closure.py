@@ -35,7 +35,8 @@ def closure_convert(fun, *example_args):
     arrays `fun` closes over (tracers of an enclosing transform among them) and
     `converted(*args, *consts)` computes `fun(*args)` from them.  `converted` is traced
     for the shapes and dtypes of `example_args`.  Integer and boolean values it closes
-    over stay inside (they have no derivative).
+    over stay inside (they have no derivative), as do concrete rank-0 values, which
+    tracing inlines as literals; tracers of an enclosing transform are always hoisted.
 
     Example:
         >>> import ember, ember.numpy as enp
