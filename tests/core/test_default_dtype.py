@@ -173,3 +173,14 @@ def test_jvp_rejects_a_float32_tangent_for_a_float64_primal():
     assert tout.dtype == dtypes.float64 and tout.item() == 3.0
     _, tout = ember.jvp(lambda q: q["w"] * q["b"], (p,), ({"w": t["w"].astype("float64"), "b": t["b"]},))
     np.testing.assert_array_equal(np.asarray(tout), [2.0, 2.0])
+
+
+def test_nn_layers_and_initialisers_follow_the_default():
+    """PyTorch's habit: set_default_dtype(float64) makes new layers' parameters float64."""
+    ember.set_default_dtype("float64")
+    lin = ember.nn.Linear(3, 2)
+    assert lin.weight.dtype == dtypes.float64 and lin.bias.dtype == dtypes.float64
+    assert lin(enp.ones(3)).dtype == dtypes.float64
+    assert ember.nn.init.normal_((2, 2), key=ember.random.key(0)).dtype == dtypes.float64
+    ember.set_default_dtype("float32")
+    assert ember.nn.Linear(3, 2).weight.dtype == dtypes.float32
