@@ -119,12 +119,6 @@ def _vecmat(matvec, b_tree, b_avals):
     return vecmat
 
 
-def _split(args, counts):
-    n_mv, n_sv, n_tv = counts
-    k = n_mv + n_sv + n_tv
-    return list(args[:n_mv]), list(args[n_mv:n_mv + n_sv]), list(args[n_mv + n_sv:k]), list(args[k:])
-
-
 def _abstract(*avals, call, **_):
     return list(call.out_avals)
 
@@ -150,7 +144,7 @@ def _fns(consts, call, tcall, matvec, counts):
     return mv, solve_with(call), (None if tcall is None else solve_with(tcall))
 
 
-def _rebind(mv, b_leaves, solve, tsolve, symmetric, has_aux, n_aux):
+def _rebind(mv, b_leaves, solve, tsolve, symmetric, has_aux):
     """Bind a new solve over flat leaves from flat functions: returns flat outputs."""
     nb = len(b_leaves)
 
@@ -177,7 +171,6 @@ def _jvp(primals, tangents, *, call, tcall, matvec, counts, symmetric, has_aux):
     outs = linear_solve_p.bind(*primals, call=call, tcall=tcall, matvec=matvec, counts=counts,
                                symmetric=symmetric, has_aux=has_aux)
     x = outs[:nb]
-    n_aux = len(outs) - nb
     mv_c = list(primals[:n_mv])
     t_mv = list(tangents[:n_mv])
     t_b = list(tangents[len(primals) - nb:])
@@ -214,8 +207,7 @@ def _transpose(cts, *args, call, tcall, matvec, counts, symmetric, has_aux):
     mv, solve, tsolve = _fns(list(args[:k]), call, tcall, matvec, counts)
     vecmat = mv if symmetric else _vecmat(mv, tree_flatten([0] * nb)[1], b_avals)
     # the transposed system: A^T's solve is transpose_solve and vice versa
-    out = _rebind(lambda y: list(vecmat(list(y))), ct_x, tsolve, solve, symmetric, has_aux,
-                  len(cts) - nb)
+    out = _rebind(lambda y: list(vecmat(list(y))), ct_x, tsolve, solve, symmetric, has_aux)
     return [None] * k + list(out[:nb])
 
 
@@ -223,11 +215,10 @@ def _batch(axis_size, args, dims, *, call, tcall, matvec, counts, symmetric, has
     from .batching import vmap
     n_mv, n_sv, n_tv = counts
     k = n_mv + n_sv + n_tv
-    nb = len(args) - k
     consts = list(args[:k])
     cdims = list(dims[:k])
-    bs = [bdim_to_front(x, d, axis_size) if d is not None else
-          bdim_to_front(x, None, axis_size) for x, d in zip(args[k:], dims[k:])]
+    # the solution is batched whenever anything is: an unbatched b is broadcast
+    bs = [bdim_to_front(x, d, axis_size) for x, d in zip(args[k:], dims[k:])]
     mv_c, mv_d = consts[:n_mv], cdims[:n_mv]
 
     def mv(xb):
@@ -243,8 +234,7 @@ def _batch(axis_size, args, dims, *, call, tcall, matvec, counts, symmetric, has
                         axis_size=axis_size)(consts, list(rb))
         return s
 
-    out = _rebind(mv, bs, solve_with(call), solve_with(tcall), symmetric, has_aux,
-                  len(call.out_avals) - nb)
+    out = _rebind(mv, bs, solve_with(call), solve_with(tcall), symmetric, has_aux)
     return out, [0] * len(out)
 
 
