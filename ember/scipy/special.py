@@ -23,6 +23,17 @@ def _const(x, v):
     return np.array(v, dtype=x.dtype if hasattr(x, "dtype") else np.float32)[()]
 
 
+def _in_float32(fn, *xs):
+    """fn over half-precision operands computed in float32 and rounded once, as the
+    primitives do: the series and Euler-Maclaurin sums overflow float16 long before the
+    result does."""
+    d = xs[0].dtype
+    if d.itemsize != 2:
+        return fn(*xs)
+    out = fn(*[lax.convert_element_type(x, np.float32) for x in xs])
+    return lax.convert_element_type(out, d)
+
+
 def _where(c, a, b):
     from ..numpy import where
     return where(c, a, b)
@@ -238,20 +249,25 @@ def zeta(x, q=None):
     from .. import numpy as enp
     x, q = _float_args("zeta", x, 1.0 if q is None else q)
     x, q = enp.broadcast_arrays(x, q)
+    return _in_float32(_zeta, x, q)
+
+
+def _zeta(x, q):
+    from .. import numpy as enp
     one = _const(x, 1.0)
     total = enp.zeros_like(x)
     for k in range(_EM_N):
         total = total + (q + float(k)) ** (-x)
     w = q + float(_EM_N)
     total = total + w ** (one - x) / (x - one) + 0.5 * w ** (-x)
-    # tail: sum_j B_2j/(2j)! * x (x+1) ... (x+2j-2) * w^(-x-2j+1)
-    poch = x
-    wpow = w ** (-x - one)
+    # tail: sum_j B_2j/(2j)! * x (x+1) ... (x+2j-2) * w^(-x-2j+1), the Pochhammer factor
+    # and the power kept as one running product: apart, the first overflows and the second
+    # underflows (inf * 0) for large x in float32
+    t = x * w ** (-x - one)
     inv_w2 = one / (w * w)
     for j, c in enumerate(_EM):
-        total = total + c * poch * wpow
-        poch = poch * (x + float(2 * j + 1)) * (x + float(2 * j + 2))
-        wpow = wpow * inv_w2
+        total = total + c * t
+        t = t * ((x + float(2 * j + 1)) * inv_w2) * (x + float(2 * j + 2))
     return enp.where(x < one, enp.full_like(total, np.nan), total)
 
 
@@ -341,7 +357,7 @@ def i0e(x):
         0.46576
     """
     (x,) = _float_args("i0e", x)
-    return _i0e(x)
+    return _in_float32(_i0e, x)
 
 
 def i1e(x):
@@ -354,7 +370,7 @@ def i1e(x):
         0.20791
     """
     (x,) = _float_args("i1e", x)
-    return _i1e(x)
+    return _in_float32(_i1e, x)
 
 
 def expit(x):

@@ -166,3 +166,16 @@ def test_betaln():
     np.testing.assert_allclose(np.asarray(sps.betaln(enp.asarray(a), enp.asarray(b))),
                                sp.betaln(a, b), rtol=1e-12)
     check_grads(sps.betaln, (enp.asarray(a[:3]), enp.asarray(b[:3])), order=1)
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+def test_half_precision_computes_in_float32(dt):
+    x = np.array([0.5, 5.0, 20.0, 40.0])
+    tol = 1e-2 if dt == "bfloat16" else 2e-3
+    for ours, ref in ((sps.i0e, sp.i0e), (sps.i1e, sp.i1e)):
+        got = ours(enp.asarray(x).astype(dt))
+        assert got.dtype == np.dtype(dt) if dt == "float16" else got.dtype.name == dt
+        np.testing.assert_allclose(np.asarray(got).astype(np.float64), ref(x), rtol=tol)
+    got = sps.zeta(enp.asarray(x + 2.0).astype(dt), 2.0)
+    np.testing.assert_allclose(np.asarray(got).astype(np.float64), sp.zeta(x + 2.0, 2.0), rtol=tol,
+                               atol=1e-7)
