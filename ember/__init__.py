@@ -12,6 +12,7 @@ Example:
 __version__ = "0.1.0"
 
 from . import config, dtypes, tree  # noqa: F401
+from .default_dtype import default_float, get_default_dtype, set_default_dtype  # noqa: F401
 from .fx import prims as _prims  # noqa: F401  (registers every primitive)
 from .array import Array  # noqa: F401
 from .fx.core import ConcretizationError, UnexpectedTracerError  # noqa: F401
@@ -33,9 +34,12 @@ from .transforms.checkpoint import (checkpoint, checkpoint_name, dots_saveable, 
                                     everything_saveable, nothing_saveable, remat,
                                     save_only_these_names, saved_residuals)
 from .transforms.misc import eval_shape, stop_gradient  # noqa: F401
+from .transforms.closure import closure_convert  # noqa: F401
 
 # libraries on top
 from . import autograd, testing  # noqa: F401,E402
+from . import flatten_util  # noqa: F401,E402
+from . import scipy  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
 from . import amp, distributed  # noqa: F401,E402  (mpi4py is imported only by distributed.init)

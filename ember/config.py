@@ -30,10 +30,38 @@ def _flag(name: str) -> bool:
 
 
 def update(name: str, value) -> None:
-    """Set an option for this process (overrides the environment variable)."""
+    """Set an option for this process (overrides the environment variable).
+
+    `update("default_float", "float64")` makes Python floats, float constructors and
+    `ember.random` samplers produce float64 (EMBER_DEFAULT_FLOAT=float64 does the same
+    from the environment; `ember.default_float(...)` scopes it to a `with` block).
+
+    Example:
+        >>> from ember import config
+        >>> config.update("default_float", "float64"); config.default_float()
+        dtype('float64')
+        >>> config.update("default_float", "float32")
+    """
+    if name == "default_float":
+        from . import dtypes
+        dtypes.set_default_float(value)
+        return
     if name not in _ENV:
-        raise KeyError(f"unknown ember config option {name!r}; options: {sorted(_ENV)}")
+        raise KeyError(f"unknown ember config option {name!r}; options: "
+                       f"{sorted(list(_ENV) + ['default_float'])}")
     _overrides[name] = value
+
+
+def default_float():
+    """The dtype Python floats and float constructors default to (float32 unless changed).
+
+    Example:
+        >>> from ember import config
+        >>> config.default_float()
+        dtype('float32')
+    """
+    from . import dtypes
+    return dtypes.default_float
 
 
 def log_compiles() -> bool:

@@ -7,8 +7,9 @@ cases the standard leaves open (mixed int/float, uint64 with a signed int).
 
 Python scalars are *weakly typed*: they take the dtype of the array they meet
 (`f32_array * 2.0` stays float32, `int8_array + 1` stays int8).  Alone they
-default to float32 / int32.  Arrays given explicitly as float64 or int64 stay
-64-bit everywhere; there is no global x64 switch.
+default to the default float (float32 unless `ember.config.update("default_float",
+"float64")`, `EMBER_DEFAULT_FLOAT` or `ember.default_float(...)` say otherwise) / int32.
+Arrays given explicitly as float64 or int64 stay 64-bit everywhere.
 
 Example:
     >>> import ember.dtypes as dt
@@ -18,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import builtins
+import os
 
 import ml_dtypes
 import numpy as np
@@ -58,6 +60,10 @@ default_complex = complex64
 
 _BY_NAME = {str(d): d for d in ALL_DTYPES}
 _BY_NAME.update({"bool": bool_, "float": float32, "int": int32, "complex": complex64})
+
+# Bumped on every change of the default float: caches of traced programs (jit) key on it,
+# because a constructor inside a traced function reads the default at trace time.
+default_epoch = 0
 
 
 __all__ = ["bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -210,6 +216,48 @@ def promote(dtypes, weak_flags) -> tuple[np.dtype, bool]:
     return res
 
 
+def set_default_float(dtype) -> np.dtype:
+    """Make `dtype` (a floating dtype) the dtype of Python floats, float constructors and
+    samplers; complex defaults follow (complex128 with float64).  Returns the previous
+    default.  The public spellings are `ember.config.update("default_float", ...)`,
+    `ember.set_default_dtype` and the `ember.default_float(...)` context manager.
+
+    Example:
+        >>> old = set_default_float("float64"); result_type(1.5)
+        dtype('float64')
+        >>> _ = set_default_float(old); result_type(1.5)
+        dtype('float32')
+    """
+    global default_float, default_complex, default_epoch
+    try:
+        d = canonicalize(dtype)
+    except TypeError:
+        d = None
+    if d is None or d not in FLOATING:
+        raise TypeError(f"the default float dtype must be one of float16, bfloat16, float32, "
+                        f"float64; got {dtype!r}")
+    old = default_float
+    if d is not old:
+        default_float = d
+        default_complex = complex128 if d == float64 else complex64
+        _BY_NAME["float"] = d
+        _BY_NAME["complex"] = default_complex
+        _WEAK_DEFAULT[_f] = d
+        _WEAK_DEFAULT[_c] = default_complex
+        _promote_cache.clear()
+        default_epoch += 1
+    return old
+
+
+def _default_from_env():
+    v = os.environ.get("EMBER_DEFAULT_FLOAT", "").strip()
+    if v:
+        try:
+            set_default_float(v)
+        except TypeError as e:
+            raise TypeError(f"EMBER_DEFAULT_FLOAT={v!r}: {e}") from None
+
+
 def result_type(*arrays_and_dtypes) -> np.dtype:
     """The dtype of an operation over these arrays, dtypes and Python scalars.
 
@@ -244,6 +292,9 @@ def dtype_and_weak(x) -> tuple[np.dtype, bool]:
     if isinstance(x, (np.ndarray, np.generic)):
         return canonicalize(x.dtype), False
     return canonicalize(x), False
+
+
+_default_from_env()
 
 
 def scalar_type_of(x) -> np.dtype:

@@ -46,5 +46,6 @@ from .fx.prims.fft import FftType, fft, fft_p  # noqa: F401,E402
 from .fx.prims.collective import (all_gather, all_to_all, axis_index, axis_size,  # noqa: F401,E402
                                   pmax, pmean, pmin, ppermute, psum)
 from . import lax_linalg as linalg  # noqa: F401,E402
+from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401,E402
 
 __all__ = sorted(n for n in dir() if not n.startswith("_"))

@@ -4,8 +4,8 @@ array; the trailing underscore is kept so PyTorch code reads the same
 (`w = init.kaiming_uniform_(w, a=math.sqrt(5))`).
 
 Random initialisers take `key=`; without one they draw from the global key
-(`nn.manual_seed`).  `dtype` defaults to the given array's dtype, or float32 for
-a shape.
+(`nn.manual_seed`).  `dtype` defaults to the given array's dtype, or the default float
+(float32 unless changed, as `torch.set_default_dtype` does) for a shape.
 
 Example:
     >>> from ember import random
@@ -37,7 +37,7 @@ def _enp():
 def _shape_dtype(x, dtype):
     if isinstance(x, (tuple, list)) or isinstance(x, (int, np.integer)):
         shape = (int(x),) if isinstance(x, (int, np.integer)) else tuple(int(d) for d in x)
-        d = _dt.canonicalize(dtype) if dtype is not None else _dt.float32
+        d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float
     else:
         a = get_aval(x)
         shape = a.shape

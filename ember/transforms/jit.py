@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from .. import config
+from .. import dtypes as _dt
 from ..array import Array, wrap_buffer
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
@@ -197,6 +198,7 @@ class JitFunction:
         # positional Array arguments only: avals -> (executable, entry, single output)
         self._fast: dict = {}
         self._last_fast: tuple = ([], None)
+        self._fast_epoch = _dt.default_epoch   # the default float the fast entries were traced under
         self._last_keys: dict = {}
         self.compile_count = 0
         functools.update_wrapper(self, fun, updated=())
@@ -269,7 +271,8 @@ class JitFunction:
         return tuple((k, static_key(v)) for k, v in static)
 
     def __call__(self, *args, **kwargs):
-        if self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active():
+        if (self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active()
+                and self._fast_epoch == _dt.default_epoch):
             # Fastest path: a repeated call with CPU Arrays as its only (positional)
             # arguments needs no pytree flattening, signature or key building.
             avals = []
@@ -298,8 +301,10 @@ class JitFunction:
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         ops, avals = self._operands(leaves, in_tree, len(args), nums)
+        # what the function traces to also depends on the default float (constructors and
+        # Python floats read it) and on trace-time settings such as amp.autocast
         key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend,
-               trace_context.key())
+               (_dt.default_float, trace_context.key()))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._trace(args, static, nums, in_tree, avals)
@@ -315,7 +320,11 @@ class JitFunction:
             if dev is None or dev.platform == "cpu":
                 exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
-                        and not key[4] and len(ops) == len(args) and all(type(a) is Array for a in args)):
+                        and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
+                    if self._fast_epoch != _dt.default_epoch:
+                        self._fast.clear()
+                        self._last_fast = ([], None)
+                        self._fast_epoch = _dt.default_epoch
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf())
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
                 return tree_unflatten(entry.out_tree, [wrap_buffer(np.asarray(b), dev, a)
@@ -367,7 +376,7 @@ class JitFunction:
         if prev is None:
             reason = "first call"
         else:
-            (p_tree, p_avals, p_skey, _, p_ctx), p_static = prev
+            (p_tree, p_avals, p_skey, _, (p_float, p_ctx)), p_static = prev
             diffs = []
             if p_tree != in_tree:
                 diffs.append(f"argument structure changed: {p_tree} -> {in_tree}")
@@ -379,8 +388,10 @@ class JitFunction:
             if p_skey != key[2]:
                 diffs.append(f"static arguments changed: {_show_static(p_static)} -> "
                              f"{_show_static(static)}")
-            if p_ctx != key[4]:
-                diffs.append(f"trace settings changed: {dict(p_ctx)} -> {dict(key[4])}")
+            if p_float != key[4][0]:
+                diffs.append(f"default float changed: {p_float} -> {key[4][0]}")
+            if p_ctx != key[4][1]:
+                diffs.append(f"trace settings changed: {dict(p_ctx)} -> {dict(key[4][1])}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
         self._last_keys[name] = (key, static)
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",

@@ -14,7 +14,9 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember, as_ember_args, check_same_structure, flat_with_aux, float0_zeros, split_aux
+from .. import dtypes as _dt
+from .util import (as_ember, as_ember_args, at_user, check_same_structure, flat_with_aux,
+                   float0_zeros, leaf_names, split_aux)
 
 
 class JVPTracer(Tracer):
@@ -121,11 +123,20 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     check_same_structure("jvp", p_tree, t_tree, "primals", "tangents")
     p_leaves = as_ember_args("jvp", fun, p_leaves, p_tree)
     ts = []
-    for p, t in zip(p_leaves, t_leaves):
+    names = None
+    for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
         pa = get_aval(p)
         ta = get_aval(t)
         if ta.shape != pa.shape:
             raise TypeError(f"jvp: tangent shape {ta.shape} does not match primal shape {pa.shape}")
+        if (not ta.weak_type and ta.dtype != pa.dtype and _dt.is_inexact(pa.dtype)
+                and ta.dtype != float0_dtype()):
+            # as JAX: a float32 tangent for float64 code would silently lose precision
+            names = names or leaf_names(p_tree, "primals")
+            raise TypeError(
+                f"jvp: the tangent of {names[i]} has dtype {ta.dtype} but the primal has dtype "
+                f"{pa.dtype}; tangent dtypes must equal their primals' (pass "
+                f"tangents[...].astype({str(pa.dtype)!r}), or a Python scalar)" + at_user())
         ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
     flat, store = flat_with_aux(fun, p_tree, has_aux, "jvp")
     outs, touts = jvp_flat(flat, p_leaves, ts)

@@ -81,6 +81,7 @@ _MAKERS = {
     "remat": _call_graph("graph"),
     "custom_jvp_call": _call_graph("call"),
     "custom_vjp_call": _call_graph("call"),
+    "custom_linear_solve": _call_graph("call"),
     "cond": _cond,
     "while_loop": _while,
     "scan": _scan,

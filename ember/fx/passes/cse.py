@@ -38,7 +38,11 @@ def cse(graph: Graph) -> Graph:
         p = _hashable(eq.params)
         key = None
         if p is not None and eq.prim.name not in _EFFECTFUL:
-            key = (eq.prim, tuple(_key_atom(a, rename) for a in inputs), p)
+            atoms = tuple(_key_atom(a, rename) for a in inputs)
+            if eq.prim.name in _COMMUTATIVE and len(atoms) == 2:
+                # `mul 1.0 x` and `mul x 1.0` are one value: a canonical operand order
+                atoms = tuple(sorted(atoms, key=_order))
+            key = (eq.prim, atoms, p)
             prev = seen.get(key)
             if prev is not None:
                 for v, w in zip(eq.outputs, prev.outputs):
@@ -54,6 +58,16 @@ def cse(graph: Graph) -> Graph:
         return graph
     outs = [rename.get(a, a) if type(a) is Var else a for a in graph.outputs]
     return Graph(graph.constvars, graph.inputs, out_eqs, outs)
+
+
+# Binary primitives whose result does not depend on operand order, bit for bit (float
+# add/mul are commutative in IEEE arithmetic; max/min order -0 < +0 and propagate NaN).
+_COMMUTATIVE = {"add", "mul", "max", "min", "and", "or", "xor", "eq", "ne"}
+
+
+def _order(atom):
+    # Vars by creation count, literals after them by their bits
+    return (0, atom.count, ()) if type(atom) is Var else (1, 0, atom)
 
 
 # Primitives whose repeated application must not be merged (none yet carry effects,

@@ -35,7 +35,7 @@ def init_keys(key, n: int):
 
 
 def param_dtype(dtype):
-    d = _dt.canonicalize(dtype) if dtype is not None else _dt.float32
+    d = _dt.canonicalize(dtype) if dtype is not None else _dt.default_float
     if not _dt.is_float(d):
         raise TypeError(f"layer parameters must be floating point, got dtype {d}")
     return d
