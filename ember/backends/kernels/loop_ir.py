@@ -5,7 +5,7 @@ every element of one output buffer from a scalar *value expression*; a
 `ReduceKernel` folds a value expression over some axes of an iteration space;
 a `RowKernel` runs several of those, row by row, in one loop over their shared
 leading dimensions (softmax: max, exp, sum and divide while a row is in cache);
-a `GemmKernel` is a (batched) BLAS matrix product called from native code.
+a `GemmKernel` is a (batched) matrix product by the target's gemm.
 Expressions are plain hashable tuples, so identical sub-expressions are shared
 for free by the renderers' memo tables:
 
@@ -336,6 +336,8 @@ class ReduceKernel:
     dtype: np.dtype
     body: tuple
     inputs: list = field(default_factory=list)
+    # the target lets reductions fold in registers (Target.register_accumulator)
+    registers: bool = True
 
     @property
     def kept(self) -> tuple:
@@ -349,12 +351,13 @@ class ReduceKernel:
     def register_accumulator(self) -> bool:
         """Reduce each output element in a register (kept axes outer, reduced axes inner)
         rather than accumulating into the output in the input's row-major order.
-        Chosen when the reduced axes are innermost (contiguous reads), for
-        half-precision (the accumulator must be float32), and for full reductions."""
+        Always for half precision (the accumulator must be float32, as in the
+        reference); otherwise, when the target allows it (`registers`), where the
+        reduced axes are innermost (contiguous reads) and for full reductions."""
         n = len(self.space)
         suffix = tuple(self.axes) == tuple(range(n - len(self.axes), n))
         lowp = np.dtype(self.dtype).name in ("float16", "bfloat16")
-        return suffix or lowp or not self.kept
+        return lowp or (self.registers and (suffix or not self.kept))
 
 
 @dataclass
@@ -385,7 +388,7 @@ class RowKernel:
 @dataclass
 class GemmKernel:
     """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through a gemm called from
-    native code (the backend's own, or BLAS): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
+    native code (the backend's gemm routine): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
     when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
     range is `tasks` = batch x row blocks x column blocks; a task computes an
     `mblock` x `nblock` block of one product."""
@@ -429,7 +432,7 @@ class GemmKernel:
 
 @dataclass
 class ConvKernel:
-    """A convolution as im2col + BLAS, one image per task (the parallel range):
+    """A convolution as im2col + gemm, one image per task (the parallel range):
     `cols` (a MapKernel over (N, G, I, kernel..., out spatial...), i.e. a buffer of
     shape (N, G, K, P)) writes image n's patch matrices, then for each group g
     `out[n, g] = W[g] @ cols[n, g]` (Og x K times K x P) while they are in cache.
@@ -457,7 +460,9 @@ class ScatterKernel:
     """`out[target] = combine(out[target], body)` for every index of `space` (the
     updates) in row-major order, skipping those where `valid` (a bool value
     expression, or None) is false.  `out` already holds the operand (a map kernel
-    wrote it).  One thread: updates may hit the same element."""
+    wrote it).  Updates may hit the same element: they combine one at a time in
+    order, unless `atomic` (the target's scatter mode), which lets the renderer
+    combine them in parallel with atomic operations."""
     name: str
     out: int
     space: tuple
@@ -467,11 +472,13 @@ class ScatterKernel:
     target: tuple
     valid: tuple | None
     inputs: list = field(default_factory=list)
+    atomic: bool = False
 
 
 @dataclass
 class LibraryStep:
-    """A primitive executed by a library (numpy/BLAS/...) on whole buffers."""
+    """A primitive executed by the backend's library on whole buffers (for the
+    CPU backend, the primitive's numpy impl)."""
     eq: object
     inputs: list  # buffer ids or ("lit", value)
     outputs: list

@@ -1,4 +1,4 @@
-"""Partition a graph into fused loop kernels, BLAS products and library steps.
+"""Partition a graph into fused loop kernels, gemm products and library steps.
 
 Fusion rules:
 - elementwise, convert, select, iota and movement ops (broadcast_in_dim,
@@ -14,7 +14,7 @@ Fusion rules:
   cheap values (adds, broadcasts) are recomputed;
 - a reduction result is always materialised, so every consumer (e.g. softmax's
   shift and normalisation) sees bit-identical values;
-- float32/float64 `dot_general` is a `GemmKernel`: a gemm called from native code,
+- `dot_general` in the target's gemm dtypes is a `GemmKernel`: the target's gemm,
   on operands laid out as [batch, rows, k] (or transposed, which the gemm reads
   directly); an operand in another layout is copied once by a fused map kernel,
   and a product whose only use is a transpose is computed transposed;
@@ -23,11 +23,15 @@ Fusion rules:
 - everything else (conv, sort, gather, control flow, linalg, ...) is a library
   step on whole buffers.
 
+What is fused is read from the primitives (`Primitive.kind`, `.cost`); every
+machine-dependent choice from the `Target` the backend passes.
+
 Example:
     >>> import ember, numpy as np
     >>> from ember import lax
+    >>> from ember.backends.llvm.kernel_target import cpu_target
     >>> g = ember.make_graph(lambda x: lax.reduce_sum(lax.exp(x), (0,)))(np.ones(4, np.float32))
-    >>> [type(s).__name__ for s in schedule(g, lambda eq: True).steps]
+    >>> [type(s).__name__ for s in schedule(g, cpu_target()).steps]
     ['ReduceKernel']
 """
 from __future__ import annotations
@@ -37,55 +41,41 @@ import math
 
 import numpy as np
 
+from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
+from ...fx.prims import conv as _conv, contraction as _contraction, elementwise as _ew
+from ...fx.prims import indexing as _indexing, reduce as _reduce, shape as _shape
 from .loop_ir import (E, Buffer, ConvKernel, GemmKernel, reset_interning, LibraryStep, MapKernel, Program, ReduceKernel,
                       RowKernel, ScatterKernel, bounds, delinearize, expr_inputs, iadd, iclamp, iconst, idiv, imod,
                       imul, linearize,
                       split_row, substitute)
+from .target import Target
 
-ELEMENTWISE = {
-    "neg", "sign", "floor", "ceil", "round", "abs", "exp", "exp2", "log", "log1p", "expm1", "tanh",
-    "logistic", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
-    "atanh", "sqrt", "rsqrt", "cbrt", "erf", "erfc", "is_finite", "not", "integer_pow", "square",
-    "add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "and", "or", "xor",
-    "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "lt", "le", "gt",
-    "ge", "select_n", "clamp", "convert_element_type", "stop_gradient", "checkpoint_name",
-}
-MOVEMENT = {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice",
-            "pad", "concatenate", "iota", "gather"}
-REDUCERS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",
-            "reduce_and": "and", "reduce_or": "or"}
-_RESHAPES = {"reshape", "squeeze", "expand_dims"}
-SCATTERS = {"scatter": "set", "scatter_add": "add", "scatter_mul": "mul", "scatter_min": "min",
-            "scatter_max": "max"}
-EXPENSIVE = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan",
-             "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sqrt", "rsqrt",
-             "cbrt", "erf", "erfc", "pow", "atan2", "div", "rem"}
+# the monoid each fusible reduction folds with (reduce_xor has no native combine)
+REDUCERS = {_reduce.reduce_sum_p: "sum", _reduce.reduce_prod_p: "prod", _reduce.reduce_max_p: "max",
+            _reduce.reduce_min_p: "min", _reduce.reduce_and_p: "and", _reduce.reduce_or_p: "or"}
+# how each fusible scatter combines an update with the element it hits
+SCATTERS = {_indexing.scatter_p: "set", _indexing.scatter_add_p: "add", _indexing.scatter_mul_p: "mul",
+            _indexing.scatter_min_p: "min", _indexing.scatter_max_p: "max"}
+_RESHAPES = frozenset({_shape.reshape_p, _shape.squeeze_p, _shape.expand_dims_p})
+_ELEMENTWISE_KINDS = ("elementwise", "identity")
+# params of elementwise primitives that the value expression carries (the rest,
+# e.g. convert's new_dtype, are the expression's dtype)
+_OP_PARAMS = {_ew.integer_pow_p: ("y",)}
+
+# Expression op names by cost, for backends estimating the work of a kernel body
+# (its `("op", name, ...)` nodes name primitives).
+EXPENSIVE = frozenset(p.name for p in PRIMITIVES.values() if p.cost == "expensive")
 
 
-GEMM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-# A product is cut into a grid of one block per thread (fewer when small: a block
-# is at least GEMM_MIN_BLOCK_FLOPS of work and GEMM_MIN_BLOCK rows or columns
-# wide).  Every block is a gemm call that packs its rows of A and its columns of
-# B again, so of the grids with that many blocks the one packing the least
-# (column blocks x |A| + row blocks x |B|) is taken.  More blocks than threads
-# would balance better on a busy machine but measured slower on a quiet one
-# (1024^3: 10.5 ms with 2 blocks, 11.3 ms with 8 on two cores); on a busy one
-# the worker pool runs products on the caller alone anyway.
-GEMM_MIN_BLOCK_FLOPS = 1 << 23
-GEMM_MIN_BLOCK = 128
-# A reduction that cannot run in parallel over its outermost loop is split into
-# chunks of at least this many elements when it has at least two of them.
-SPLIT_MIN_CHUNK = 1 << 15
-SPLIT_MAX_CHUNKS = 32
-
-
-def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int = 2) -> Program:
-    """Build the Program for a closed graph; `supports(eq) -> bool` says which
-    fusible equations the target backend can render (others become library steps).
-    `supports` may also answer for `dot_general` (native BLAS products), which are
-    cut into at most `threads` parallel blocks; `fuse_rows=False` keeps every
-    kernel separate (for tests and debugging)."""
+def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Program:
+    """Build the Program for a closed graph under the backend's `target` (which
+    equations it renders, its parallel model, gemm and reduction policy: see
+    `Target`); `fuse_rows=False` keeps every kernel separate (no epilogues, no
+    row kernels: for tests and debugging)."""
+    if not isinstance(target, Target):
+        raise TypeError(f"schedule: target must be a backends.kernels.Target, got {type(target).__name__} "
+                        "(a backend supplies its own, e.g. backends.llvm.kernel_target.cpu_target())")
     reset_interning()
     g = closed.graph
     buffers: list[Buffer] = []
@@ -118,25 +108,29 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
 
     gemms = {}
 
+    supports = target.supports
+
     def kind_of(eq):
-        n = eq.prim.name
-        if eq.outputs and all(v.aval.size == 0 for v in eq.outputs) and not eq.prim.multiple_results:
+        prim = eq.prim
+        if eq.outputs and all(v.aval.size == 0 for v in eq.outputs) and not prim.multiple_results:
             return "empty"   # nothing to compute (and operands that may be empty too)
-        if n == "dot_general":
-            if _dot_fuses(eq):
+        if prim in target.library:
+            return "lib"
+        if prim is _contraction.dot_general_p:
+            if _dot_fuses(eq, target):
                 return "fuse"
-            plan = _gemm_plan(eq) if supports(eq) else None
+            plan = _gemm_plan(eq, target) if supports(eq) else None
             if plan is not None:
                 gemms[id(eq)] = plan
                 return "gemm"
             return "lib"
-        if n == "conv_general_dilated" and supports(eq) and _conv_ok(eq):
-            return "conv"
-        if n in REDUCERS and supports(eq):
+        if prim is _conv.conv_general_dilated_p:
+            return "conv" if target.conv_strategy is not None and supports(eq) and _conv_ok(eq, target) else "lib"
+        if prim in REDUCERS and supports(eq):
             return "reduce"
-        if n in SCATTERS and supports(eq):
+        if prim in SCATTERS and supports(eq):
             return "scatter"
-        if (n in ELEMENTWISE or n in MOVEMENT) and supports(eq):
+        if (prim.kind in _ELEMENTWISE_KINDS or prim in EXPR_RULES) and supports(eq):
             return "fuse"
         return "lib"
 
@@ -161,11 +155,11 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
             eq = producer[v]
             ins = [a for a in eq.inputs if type(a) is Var and not leaf(a)]
             todo = [a for a in ins if a not in expensive]
-            if todo and eq.prim.name not in EXPENSIVE:
+            if todo and eq.prim.cost != "expensive":
                 stack.extend(todo)
                 continue
             stack.pop()
-            expensive[v] = eq.prim.name in EXPENSIVE or any(expensive[a] for a in ins)
+            expensive[v] = eq.prim.cost == "expensive" or any(expensive[a] for a in ins)
         return expensive[root]
 
     # a product whose only use is a transpose to [batch, cols, rows] is computed
@@ -182,7 +176,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
             plan = gemms[id(eq)]
             d = eq.outputs[0]
             (t_eq,) = consumers.get(d, [None]) if uses.get(d, 0) == 1 else (None,)
-            if (t_eq is not None and t_eq.prim.name == "transpose" and kinds[id(t_eq)] == "fuse"
+            if (t_eq is not None and t_eq.prim is _shape.transpose_p and kinds[id(t_eq)] == "fuse"
                     and tuple(t_eq.params["permutation"]) == plan["swap_perm"]):
                 absorbed[id(t_eq)] = eq
                 plan["out_var"] = t_eq.outputs[0]
@@ -191,11 +185,11 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
                 plan["out_var"] = d
                 materialized.add(d)
             for x, perms in ((eq.inputs[0], plan["lhs_perms"]), (eq.inputs[1], plan["rhs_perms"])):
-                # operands in a layout BLAS reads are materialised as they are (or read
+                # operands in a layout the gemm reads are materialised as they are (or read
                 # in place when they only reshape a buffer); others are copied into
                 # one by a map kernel (fusing their producers)
                 if (type(x) is Var and _layout_of(x.aval.shape, perms) is not None
-                        and not (x in producer and producer[x].prim.name in _RESHAPES)):
+                        and not (x in producer and producer[x].prim in _RESHAPES)):
                     materialized.add(x)
     shared = []   # materialised because expensive and used more than once
     for eq in g.equations:
@@ -228,7 +222,7 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
         return f"k{counter[0]}_{what}"
 
     def builder_for(space):
-        return _ExprBuilder(producer, materialized, buf_of, space)
+        return _ExprBuilder(producer, materialized, buf_of, space, target.index_dtype)
 
     def gemm_operand(x, perms):
         if type(x) is Var and x in materialized:
@@ -276,14 +270,14 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
             if out_var is not eq.outputs[0]:
                 # C^T = op(B)^T op(A)^T
                 a, b, ta, tb, m, n = b, a, not tb, not ta, n, m
-            mblock, nblock = _gemm_blocks(plan["batch"], m, n, plan["k"], threads)
+            mblock, nblock = _gemm_blocks(plan["batch"], m, n, plan["k"], target)
             steps.append(GemmKernel(kname("gemm"), out, a, b, out_var.aval.dtype, plan["batch"], m, n,
                                     plan["k"], ta, tb, mblock, nblock))
             continue
         if id(eq) in absorbed:
             continue
         if k == "scatter":
-            steps.extend(_scatter_steps(eq, kname, new_buf, builder_for))
+            steps.extend(_scatter_steps(eq, kname, new_buf, builder_for, target))
             continue
         if k == "conv":
             steps.extend(_conv_steps(eq, kname, new_buf, add_buf, builder_for, materialized, buf_of))
@@ -298,17 +292,19 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
             body = builder_for(space).value(x, idx)
             out = new_buf(v, "temp")
             steps.extend(_reduce_steps(kname, add_buf, out, space, tuple(eq.params["axes"]),
-                                       REDUCERS[eq.prim.name], v.aval.dtype, body, eq.prim.name))
+                                       REDUCERS[eq.prim], v.aval.dtype, body, eq.prim.name, target))
         else:
             shape = tuple(v.aval.shape)
             idx = tuple(E("v", i) for i in range(len(shape)))
             body = builder_for(shape).equation(eq, idx)
             out = new_buf(v, "temp")
             steps.append(MapKernel(kname(eq.prim.name), out, shape, body, sorted(expr_inputs(body))))
-    if fuse_rows:
+    if fuse_rows and target.gemm_epilogues:
         steps = _fuse_epilogues(steps)
+    if fuse_rows and target.row_kernels:
         steps = _fuse_rows(steps)
-        _alias_row_intermediates(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers)
+        if target.row_aliasing:
+            _alias_row_intermediates(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers)
     outputs = []
     for a in g.outputs:
         if type(a) is Literal:
@@ -318,13 +314,13 @@ def schedule(closed: ClosedGraph, supports, fuse_rows: bool = True, threads: int
     return Program(buffers, inputs, consts, steps, outputs)
 
 
-# --- BLAS products ----------------------------------------------------------------------
+# --- gemm products ----------------------------------------------------------------------
 
-def _gemm_plan(eq):
-    """Sizes and operand layouts of a dot_general that BLAS can compute, or None."""
+def _gemm_plan(eq, target):
+    """Sizes and operand layouts of a dot_general that the target's gemm can compute, or None."""
     lhs, rhs = eq.inputs
     d = np.dtype(eq.outputs[0].aval.dtype)
-    if d not in GEMM_DTYPES or lhs.aval.dtype != d or rhs.aval.dtype != d:
+    if d not in target.gemm_dtypes or lhs.aval.dtype != d or rhs.aval.dtype != d:
         return None
     (lc, rc), (lb, rb) = eq.params["dimension_numbers"]
     lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
@@ -333,32 +329,23 @@ def _gemm_plan(eq):
     rf = tuple(i for i in range(len(rs)) if i not in rc and i not in rb)
     size = lambda shape, dims: math.prod(shape[i] for i in dims)  # noqa: E731
     batch, m, n, k = size(ls, lb), size(ls, lf), size(rs, rf), size(ls, lc)
-    if min(batch, m, n, k) == 0 or max(m, n, k) >= 1 << 31:
-        return None  # degenerate products and 32-bit BLAS overflow stay with numpy
+    if min(batch, m, n, k) == 0 or max(m, n, k) >= target.gemm_max_dim:
+        return None  # degenerate products and sizes the gemm cannot take are library steps
     nb, nm, nn = len(lb), len(lf), len(rf)
     return {"batch": batch, "m": m, "n": n, "k": k,
             "lhs_perms": (lb + lf + lc, lb + lc + lf), "rhs_perms": (rb + rc + rf, rb + rf + rc),
             "swap_perm": tuple(range(nb)) + tuple(range(nb + nm, nb + nm + nn)) + tuple(range(nb, nb + nm))}
 
 
-# A product contracting at most DOT_FUSE_MAX_K elements (outer products, k = 1
-# or 2) is written out as an expression and fuses like elementwise code: a BLAS
-# call costs about a microsecond, and vmap of per-example gradients makes
-# hundreds of 64x1 @ 1x32 outer products.  Float products fuse only for k = 1
-# (one correctly rounded product, which is what the gemm's overflow recomputation
-# gives too): a written-out sum of two products could overflow where the exact
-# result does not, and only the gemm step recomputes such elements.
-DOT_FUSE_MAX_K = 2
-DOT_FUSE_MAX_K_FLOAT = 1
-
-
-def _dot_fuses(eq):
+def _dot_fuses(eq, target):
+    """A product small enough to write out (target.dot_fuse_max_k*)."""
     lhs, rhs = eq.inputs
     d = np.dtype(eq.outputs[0].aval.dtype)
     if d.kind not in "fiu" or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d or rhs.aval.dtype != d:
         return False
     (lc, _), _ = eq.params["dimension_numbers"]
-    return math.prod(lhs.aval.shape[i] for i in lc) <= (DOT_FUSE_MAX_K_FLOAT if d.kind == "f" else DOT_FUSE_MAX_K)
+    limit = target.dot_fuse_max_k_float if d.kind == "f" else target.dot_fuse_max_k
+    return math.prod(lhs.aval.shape[i] for i in lc) <= limit
 
 
 def _dot_indices(eq, out_idx, contract_idx):
@@ -383,7 +370,7 @@ def _dot_indices(eq, out_idx, contract_idx):
 
 def _layout_of(shape, perms):
     """False when a row-major buffer of `shape` is laid out as `perms[0]` (ignoring
-    unit dimensions), True for `perms[1]` (BLAS reads it transposed), else None."""
+    unit dimensions), True for `perms[1]` (the gemm reads it transposed), else None."""
     for t, perm in enumerate(perms):
         dims = [p for p in perm if shape[p] != 1]
         if dims == sorted(dims):
@@ -401,7 +388,7 @@ def _single_root(v, consumers, kinds, materialized, absorbed):
             w = c.outputs[0]
             if kinds[id(c)] == "reduce" and c.inputs[0] is u:
                 roots.add(w)
-            elif (kinds[id(c)] == "fuse" and c.prim.name in ELEMENTWISE and id(c) not in absorbed
+            elif (kinds[id(c)] == "fuse" and c.prim.kind in _ELEMENTWISE_KINDS and id(c) not in absorbed
                   and len(c.outputs) == 1 and w.aval.shape == u.aval.shape):
                 if w in materialized:
                     roots.add(w)
@@ -415,16 +402,18 @@ def _single_root(v, consumers, kinds, materialized, absorbed):
     return next(iter(roots), None)
 
 
-def _gemm_blocks(batch, m, n, k, threads):
-    """(mblock, nblock): the block of one product a parallel task computes."""
-    want = min(threads, 2 * m * n * k // GEMM_MIN_BLOCK_FLOPS) // batch
+def _gemm_blocks(batch, m, n, k, target):
+    """(mblock, nblock): the block of one product a parallel task computes (at most
+    one block per worker; of the grids with that many blocks, the one packing the
+    least, column blocks x |A| + row blocks x |B|)."""
+    want = min(target.threads, 2 * m * n * k // target.gemm_min_block_flops) // batch
     best = None
     for tasks in range(max(want, 1), 0, -1):
         for r in range(1, tasks + 1):
             if tasks % r:
                 continue
             c = tasks // r
-            if (r > 1 and m // r < GEMM_MIN_BLOCK) or (c > 1 and n // c < GEMM_MIN_BLOCK):
+            if (r > 1 and m // r < target.gemm_min_block) or (c > 1 and n // c < target.gemm_min_block):
                 continue
             cost = c * m * k + r * k * n
             if best is None or cost < best[0]:
@@ -437,17 +426,18 @@ def _gemm_blocks(batch, m, n, k, threads):
         if parts == 1:
             return extent
         b = -(-extent // parts)
-        return min(-(-b // 16) * 16, extent)  # whole BLAS micro-tiles
+        tile = target.gemm_tile
+        return min(-(-b // tile) * tile, extent)  # whole micro-tiles
     return block(m, r), block(n, c)
 
 
 # --- convolutions ---------------------------------------------------------------------------
 
-def _conv_ok(eq):
+def _conv_ok(eq, target):
     lhs, rhs = eq.inputs
     d = np.dtype(eq.outputs[0].aval.dtype)
     p = eq.params
-    if d not in GEMM_DTYPES or lhs.aval.dtype != d or rhs.aval.dtype != d or p["batch_group_count"] != 1:
+    if d not in target.gemm_dtypes or lhs.aval.dtype != d or rhs.aval.dtype != d or p["batch_group_count"] != 1:
         return False
     return type(lhs) is Var and type(rhs) is Var and eq.outputs[0].aval.size > 0 and rhs.aval.size > 0
 
@@ -473,7 +463,7 @@ def _conv_steps(eq, kname, new_buf, add_buf, builder_for, materialized, buf_of):
     space = (n, g, i) + ks + sp
     var = [E("v", j) for j in range(len(space))]
     b = builder_for(space)
-    i64, b8 = np.dtype(np.int64), np.dtype(bool)
+    i64, b8 = b.index_dtype, np.dtype(bool)
     conds, inner = [], [None] * (2 + nsp)
     inner[ls[0]] = var[0]
     inner[ls[1]] = iadd(imul(var[1], i), var[2])
@@ -542,7 +532,7 @@ def _provably_true(cond, ranges):
 
 # --- scatters -------------------------------------------------------------------------------
 
-def _scatter_steps(eq, kname, new_buf, builder_for):
+def _scatter_steps(eq, kname, new_buf, builder_for, target):
     """A map kernel copying the operand into the result, then a serial kernel
     combining every update into its element (the reference's semantics: windows
     not entirely in bounds are skipped unless mode is "clip", which clamps)."""
@@ -564,7 +554,7 @@ def _scatter_steps(eq, kname, new_buf, builder_for):
     sizes = [1] * len(oshape)
     for q, d in zip(window, wdims):
         sizes[d] = ushape[q]
-    i64, b8 = np.dtype(np.int64), np.dtype(bool)
+    i64, b8 = np.dtype(target.index_dtype), np.dtype(bool)
     starts, ok = {}, None
     for k, d in enumerate(dn.scatter_dims_to_operand_dims):
         raw = b.value(indices, tuple(bidx) + (iconst(k),))
@@ -584,11 +574,11 @@ def _scatter_steps(eq, kname, new_buf, builder_for):
         if d in wdims:
             e = iadd(e, uidx[window[wdims.index(d)]])
         inner.append(e)
-    target = linearize(tuple(inner), oshape)
+    where = linearize(tuple(inner), oshape)
     body = b.value(updates, uidx)
-    used = expr_inputs(body, expr_inputs(target, expr_inputs(ok) if ok is not None else None))
-    steps.append(ScatterKernel(kname(eq.prim.name), out, ushape, SCATTERS[eq.prim.name], v.aval.dtype,
-                               body, target, ok, sorted(used | {out})))
+    used = expr_inputs(body, expr_inputs(where, expr_inputs(ok) if ok is not None else None))
+    steps.append(ScatterKernel(kname(eq.prim.name), out, ushape, SCATTERS[eq.prim], v.aval.dtype,
+                               body, where, ok, sorted(used | {out}), atomic=target.scatter == "atomic"))
     return steps
 
 
@@ -636,17 +626,20 @@ def _outs_of(s):
 
 # --- reductions ----------------------------------------------------------------------------
 
-def _reduce_steps(kname, add_buf, out, space, axes, op, dtype, body, prim_name):
-    """The ReduceKernel(s) computing `out`: one, or a chunked partial reduction and a
-    small final one when the outermost loop would not be parallel."""
+def _reduce_steps(kname, add_buf, out, space, axes, op, dtype, body, prim_name, target):
+    """The ReduceKernel(s) computing `out`: one, or (with target.split_reductions) a
+    chunked partial reduction and a small final one when the outermost loop would
+    not be parallel."""
     kept = tuple(i for i in range(len(space)) if i not in axes)
     total = math.prod(space)
     d = np.dtype(dtype)
     lowp = d.name in ("float16", "bfloat16")
     n0 = space[0] if space else 0
-    chunks = min(SPLIT_MAX_CHUNKS, n0, total // SPLIT_MIN_CHUNK)
-    if 0 in kept or not space or lowp or chunks < 2:
-        return [ReduceKernel(kname(prim_name), out, space, axes, op, dtype, body, sorted(expr_inputs(body)))]
+    chunks = min(target.split_max_chunks, n0, total // target.split_min_chunk)
+    reg = target.register_accumulator
+    if 0 in kept or not space or lowp or chunks < 2 or not target.split_reductions:
+        return [ReduceKernel(kname(prim_name), out, space, axes, op, dtype, body, sorted(expr_inputs(body)),
+                             registers=reg)]
     for c in range(chunks, max(chunks // 2, 1), -1):
         if n0 % c == 0:
             chunks = c
@@ -659,18 +652,18 @@ def _reduce_steps(kname, add_buf, out, space, axes, op, dtype, body, prim_name):
     mapping.update({i: E("v", i + 1) for i in range(1, len(space))})
     pbody = substitute(body, mapping)
     if chunks * length != n0:
-        ok = E("op", "lt", (), np.dtype(bool), E("index", pos, np.dtype(np.int64)),
-               E("const", n0, np.dtype(np.int64)))
+        ok = E("op", "lt", (), np.dtype(bool), E("index", pos, np.dtype(target.index_dtype)),
+               E("const", n0, np.dtype(target.index_dtype)))
         pbody = E("op", "select_n", (), d, ok, E("const", _identity_value(op, d), d), pbody)
     pspace = (chunks, length) + tuple(space[1:])
     paxes = (1,) + tuple(a + 1 for a in axes if a != 0)
     kept_shape = tuple(space[i] for i in kept)
     partial = add_buf((chunks,) + kept_shape, d, "temp")
     first = ReduceKernel(kname(prim_name + "_part"), partial, pspace, paxes, op, d, pbody,
-                         sorted(expr_inputs(pbody)))
+                         sorted(expr_inputs(pbody)), registers=reg)
     fspace = (chunks,) + kept_shape
     fbody = E("load", partial, linearize(tuple(E("v", i) for i in range(len(fspace))), fspace), d)
-    final = ReduceKernel(kname(prim_name), out, fspace, (0,), op, d, fbody, [partial])
+    final = ReduceKernel(kname(prim_name), out, fspace, (0,), op, d, fbody, [partial], registers=reg)
     return [first, final]
 
 
@@ -813,8 +806,9 @@ class _ExprBuilder:
     operand first and then runs the equation again (its other operands are memo
     hits by then)."""
 
-    def __init__(self, producer, materialized, buf_of, space):
+    def __init__(self, producer, materialized, buf_of, space, index_dtype):
         self.producer = producer
+        self.index_dtype = np.dtype(index_dtype)
         self.materialized = materialized
         self.buf_of = buf_of
         self.memo = {}
@@ -862,19 +856,15 @@ class _ExprBuilder:
         return self.memo[root]
 
     def equation(self, eq, idx):
-        name = eq.prim.name
+        prim = eq.prim
         p = eq.params
-        out_aval = eq.outputs[0].aval
-        if name in ELEMENTWISE:
+        if prim.kind in _ELEMENTWISE_KINDS:
             args = [self.value(a, idx if a.aval.ndim else ()) for a in eq.inputs]
-            if name in ("stop_gradient", "checkpoint_name"):
+            if prim.kind == "identity":
                 return args[0]
-            params = ()
-            if name == "integer_pow":
-                params = (("y", p["y"]),)
-            return E("op", name, params, out_aval.dtype, *args)
-        method = getattr(self, "_" + name)
-        return method(eq, idx, p)
+            params = tuple((k, p[k]) for k in _OP_PARAMS.get(prim, ()))
+            return E("op", prim.name, params, eq.outputs[0].aval.dtype, *args)
+        return EXPR_RULES[prim](self, eq, idx, p)
 
     # --- movement: map the output index to the operand index --------------------------
     def _broadcast_in_dim(self, eq, idx, p):
@@ -926,7 +916,7 @@ class _ExprBuilder:
         in bounds read the fill value in "fill" mode)."""
         operand, indices = eq.inputs
         dn, sizes = p["dimension_numbers"], p["slice_sizes"]
-        i64, b8 = np.dtype(np.int64), np.dtype(bool)
+        i64, b8 = self.index_dtype, np.dtype(bool)
         oshape = operand.aval.shape
         dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
         wdims = [d for d in range(len(oshape)) if d not in dropped]
@@ -961,7 +951,7 @@ class _ExprBuilder:
         return E("op", "select_n", (), dtype, ok, fill, val)
 
     def _dot_general(self, eq, idx, p):
-        """A product over at most DOT_FUSE_MAX_K contracted elements, written out."""
+        """A product over at most target.dot_fuse_max_k contracted elements, written out."""
         lhs, rhs = eq.inputs
         (lc, _), _ = p["dimension_numbers"]
         dtype = eq.outputs[0].aval.dtype
@@ -990,14 +980,14 @@ class _ExprBuilder:
             step = interior + 1
             rel = iadd(i, iconst(-lo))
             q = idiv(_nonneg(rel, lo), step, self.ranges) if step > 1 else rel
-            conds.append(E("op", "ge", (), np.dtype(bool), E("index", rel, np.dtype(np.int64)),
-                          E("const", 0, np.dtype(np.int64))))
-            conds.append(E("op", "lt", (), np.dtype(bool), E("index", rel, np.dtype(np.int64)),
-                          E("const", (n - 1) * step + 1, np.dtype(np.int64))))
+            conds.append(E("op", "ge", (), np.dtype(bool), E("index", rel, self.index_dtype),
+                          E("const", 0, self.index_dtype)))
+            conds.append(E("op", "lt", (), np.dtype(bool), E("index", rel, self.index_dtype),
+                          E("const", (n - 1) * step + 1, self.index_dtype)))
             if step > 1:
                 conds.append(E("op", "eq", (), np.dtype(bool),
-                              E("index", imod(_nonneg(rel, lo), step, self.ranges), np.dtype(np.int64)),
-                              E("const", 0, np.dtype(np.int64))))
+                              E("index", imod(_nonneg(rel, lo), step, self.ranges), self.index_dtype),
+                              E("const", 0, self.index_dtype)))
             inner.append(iclamp(q, 0, max(n - 1, 0)))
         ok = conds[0]
         for c in conds[1:]:
@@ -1026,10 +1016,22 @@ class _ExprBuilder:
                 result = v
             else:
                 # idx[d] >= o + n belongs to a later operand (already in `result`)
-                later = E("op", "ge", (), np.dtype(bool), E("index", idx[d], np.dtype(np.int64)),
-                         E("const", o + n, np.dtype(np.int64)))
+                later = E("op", "ge", (), np.dtype(bool), E("index", idx[d], self.index_dtype),
+                         E("const", o + n, self.index_dtype))
                 result = E("op", "select_n", (), dtype, later, v, result)
         return result
+
+
+# how each fusible primitive that is not elementwise becomes a value expression
+# (movement and gather: by mapping the output index to operand indices)
+EXPR_RULES = {
+    _shape.broadcast_in_dim_p: _ExprBuilder._broadcast_in_dim, _shape.reshape_p: _ExprBuilder._reshape,
+    _shape.transpose_p: _ExprBuilder._transpose, _shape.squeeze_p: _ExprBuilder._squeeze,
+    _shape.expand_dims_p: _ExprBuilder._expand_dims, _shape.rev_p: _ExprBuilder._rev,
+    _shape.slice_p: _ExprBuilder._slice, _shape.pad_p: _ExprBuilder._pad,
+    _shape.concatenate_p: _ExprBuilder._concatenate, _shape.iota_p: _ExprBuilder._iota,
+    _indexing.gather_p: _ExprBuilder._gather, _contraction.dot_general_p: _ExprBuilder._dot_general,
+}
 
 
 def _nonneg(rel, lo):

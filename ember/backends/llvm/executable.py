@@ -44,9 +44,10 @@ from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKerne
                        format_program, schedule)
 from ..kernels.schedule import EXPENSIVE
 from . import blas, packed_gemm
-from .codegen import generator_fingerprint, kernel_names, render_program, supports
+from .codegen import generator_fingerprint, kernel_names, render_program
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
+from .kernel_target import cpu_target
 from .runtime import KernelLauncher, num_threads
 from .subgraphs import native_impl
 
@@ -522,9 +523,10 @@ def _host(c):
     return v if v is not None else np.asarray(c)
 
 
-def compile_graph(closed) -> NativeExecutable:
-    """Schedule, render and compile a closed graph for this CPU."""
-    prog = schedule(closed, supports, threads=num_threads())
+def compile_graph(closed, target=None) -> NativeExecutable:
+    """Schedule, render and compile a closed graph for this CPU (under `target`,
+    by default `kernel_target.cpu_target()`)."""
+    prog = schedule(closed, cpu_target() if target is None else target)
     if config.dump_kernels():
         print(f"[ember] program for {len(closed.equations)} equations:\n{format_program(prog)}",
               file=sys.stderr)

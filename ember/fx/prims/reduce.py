@@ -175,6 +175,7 @@ def _reducer(name, allowed, impl):
     p.abstract_eval = _reduce_abstract(name, allowed)
     p.impl = _guarded(p, allowed, impl)
     p.batch = _reducer_batch(p)
+    p.kind = "reduction"
     return p
 
 
@@ -384,12 +385,14 @@ def _arg_batch(prim):
 
 
 argmax_p = Primitive("argmax")
+argmax_p.kind = "reduction"
 argmax_p.abstract_eval = _arg_abstract("argmax")
 argmax_p.impl = _arg_impl(np.argmax, "argmax")
 argmax_p.batch = _arg_batch(argmax_p)
 defjvp_zero(argmax_p)
 
 argmin_p = Primitive("argmin")
+argmin_p.kind = "reduction"
 argmin_p.abstract_eval = _arg_abstract("argmin")
 argmin_p.impl = _arg_impl(np.argmin, "argmin")
 argmin_p.batch = _arg_batch(argmin_p)
