@@ -21,7 +21,7 @@ import numpy as np
 from ...fx.ir import Literal
 from ...fx.prims import contraction as _contraction, elementwise as _ew, indexing as _indexing
 from ...fx.prims import shape as _shape
-from .loop_ir import E, delinearize, iadd, iclamp, iconst, idiv, imod, imul, linearize
+from .loop_ir import E, const, delinearize, iadd, iclamp, iconst, idiv, imod, imul, linearize
 
 # kinds whose equations are one expression node per element (identity: none)
 _ELEMENTWISE_KINDS = ("elementwise", "identity")
@@ -78,11 +78,11 @@ class _ExprBuilder:
 
     def value(self, a, idx):
         if type(a) is Literal:
-            return E("const", _pyval(a.value), a.aval.dtype)
+            return const(a.value, a.aval.dtype)
         if a.aval.size == 0:
             # an empty operand of a non-empty result (pad, concatenate): every read of
             # it is masked out, and a load would be out of bounds
-            return E("const", _pyval(np.zeros((), a.aval.dtype)), a.aval.dtype)
+            return const(0, a.aval.dtype)
         if a in self.materialized:
             if a.aval.ndim == 0:
                 return E("load", self.buf_of[a], E("c", 0), a.aval.dtype)
@@ -191,8 +191,8 @@ class _ExprBuilder:
             hi = oshape[d] - sizes[d]
             starts[d] = iclamp(E("val", raw), 0, hi)
             if p["mode"] == "fill":
-                inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, E("const", 0, i64)),
-                           E("op", "le", (), b8, raw, E("const", hi, i64)))
+                inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, const(0, i64)),
+                           E("op", "le", (), b8, raw, const(hi, i64)))
                 ok = inside if ok is None else E("op", "and", (), b8, ok, inside)
         inner = []
         for d in range(len(oshape)):
@@ -207,7 +207,7 @@ class _ExprBuilder:
             return val
         dtype = eq.outputs[0].aval.dtype
         fill = p["fill_value"]
-        fill = E("const", _pyval(np.array(0 if fill is None else fill).astype(dtype)), dtype)
+        fill = const(0 if fill is None else fill, dtype)
         return E("op", "select_n", (), dtype, ok, fill, val)
 
     def _dot_general(self, eq, idx, p):
@@ -221,11 +221,11 @@ class _ExprBuilder:
             term = E("op", "mul", (), dtype, self.value(lhs, li), self.value(rhs, ri))
             total = term if total is None else E("op", "add", (), dtype, total, term)
         if total is None:
-            return E("const", _pyval(np.zeros((), dtype)), dtype)
+            return const(0, dtype)
         if np.dtype(dtype).kind == "f":
             # a product's accumulator starts at +0.0 (BLAS, the gemm, numpy's matmul):
             # a -0.0 product gives +0.0
-            total = E("op", "add", (), dtype, E("const", 0.0, dtype), total)
+            total = E("op", "add", (), dtype, const(0, dtype), total)
         return total
 
     def _iota(self, eq, idx, p):
@@ -241,13 +241,13 @@ class _ExprBuilder:
             rel = iadd(i, iconst(-lo))
             q = idiv(_nonneg(rel, lo), step, self.ranges) if step > 1 else rel
             conds.append(E("op", "ge", (), np.dtype(bool), E("index", rel, self.index_dtype),
-                          E("const", 0, self.index_dtype)))
+                          const(0, self.index_dtype)))
             conds.append(E("op", "lt", (), np.dtype(bool), E("index", rel, self.index_dtype),
-                          E("const", (n - 1) * step + 1, self.index_dtype)))
+                          const((n - 1) * step + 1, self.index_dtype)))
             if step > 1:
                 conds.append(E("op", "eq", (), np.dtype(bool),
                               E("index", imod(_nonneg(rel, lo), step, self.ranges), self.index_dtype),
-                              E("const", 0, self.index_dtype)))
+                              const(0, self.index_dtype)))
             inner.append(iclamp(q, 0, max(n - 1, 0)))
         ok = conds[0]
         for c in conds[1:]:
@@ -277,7 +277,7 @@ class _ExprBuilder:
             else:
                 # idx[d] >= o + n belongs to a later operand (already in `result`)
                 later = E("op", "ge", (), np.dtype(bool), E("index", idx[d], self.index_dtype),
-                         E("const", o + n, self.index_dtype))
+                         const(o + n, self.index_dtype))
                 result = E("op", "select_n", (), dtype, later, v, result)
         return result
 
@@ -298,8 +298,3 @@ def _nonneg(rel, lo):
     """`rel` shifted so that division/modulo see a non-negative value (invalid
     positions are masked separately)."""
     return E("clamp", rel, 0, 1 << 62)
-
-
-def _pyval(v):
-    v = np.asarray(v)
-    return v.item()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .loop_ir import E, ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel, RowKernel, linearize, split_row
+from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, split_row
 
 
 def _fuse_epilogues(steps):
@@ -18,13 +18,13 @@ def _fuse_epilogues(steps):
     GemmKernel, when everything else they read exists before the product."""
     produced_at = {}
     for i, s in enumerate(steps):
-        for o in _outs_of(s):
+        for o in s.outputs:
             produced_at[o] = i
     taken = set()
     for i, g in enumerate(steps):
         if not isinstance(g, GemmKernel) or g.batch != 1:
             continue
-        ready = {o for o, j in produced_at.items() if j < i} | set(g.outs)
+        ready = {o for o, j in produced_at.items() if j < i} | set(g.outputs)
         elem = linearize((E("v", 0), E("v", 1)), (g.m, g.n))
         for j in range(i + 1, len(steps)):
             m = steps[j]
@@ -33,7 +33,7 @@ def _fuse_epilogues(steps):
             loads = _loads(m.body)
             if not any(b == g.out for b, _ in loads):
                 continue
-            if any(b in g.outs and idx is not elem for b, idx in loads):
+            if any(b in g.outputs and idx is not elem for b, idx in loads):
                 continue
             if not all(b in ready or b not in produced_at for b in m.inputs):
                 continue
@@ -41,16 +41,6 @@ def _fuse_epilogues(steps):
             ready.add(m.out)
             taken.add(j)
     return [s for j, s in enumerate(steps) if j not in taken]
-
-
-def _outs_of(s):
-    if isinstance(s, LibraryStep):
-        return s.outputs
-    if isinstance(s, (RowKernel, GemmKernel)):
-        return s.outs
-    if isinstance(s, ConvKernel):
-        return [s.cols.out, s.out]
-    return [s.out]
 
 
 def _row_outer(step):
@@ -131,7 +121,7 @@ def _alias_row_intermediates(steps, outputs, buffers):
                 here = linearize(tuple(E("v", i) for i in range(len(last.shape))), last.shape)
                 if all(idx is here for b, idx in _loads(last.body) if b == x):
                     aliases[x] = target
-        for b in (s.inputs if not isinstance(s, LibraryStep) else [i for i in s.inputs if type(i) is int]):
+        for b in s.inputs:
             read_later.add(b)
 
 

@@ -21,8 +21,9 @@ import math
 import numpy as np
 
 from ...fx.prims import indexing as _indexing
+from ...fx.prims.reduce import reduction_identity
 from .expressions import _nonneg
-from .loop_ir import (E, ConvKernel, MapKernel, ReduceKernel, ScatterKernel, bounds, expr_inputs, iadd, iclamp,
+from .loop_ir import (E, ConvKernel, const, MapKernel, ReduceKernel, ScatterKernel, bounds, expr_inputs, iadd, iclamp,
                       iconst, idiv, imod, imul, linearize, substitute)
 from .policy import _layout_of, _split_chunks
 
@@ -62,12 +63,12 @@ def _conv_steps(eq, kname, new_buf, add_buf, builder_for, materialized, buf_of):
         ld = p["lhs_dilation"][d]
         rel = iadd(iadd(imul(ov, p["window_strides"][d]), imul(kv, p["rhs_dilation"][d])), iconst(-lo))
         relv = E("index", rel, i64)
-        conds.append(E("op", "ge", (), b8, relv, E("const", 0, i64)))
-        conds.append(E("op", "le", (), b8, relv, E("const", (xs[d] - 1) * ld, i64)))
+        conds.append(E("op", "ge", (), b8, relv, const(0, i64)))
+        conds.append(E("op", "le", (), b8, relv, const((xs[d] - 1) * ld, i64)))
         q = rel
         if ld > 1:
             nn = _nonneg(rel, lo)
-            conds.append(E("op", "eq", (), b8, E("index", imod(nn, ld, b.ranges), i64), E("const", 0, i64)))
+            conds.append(E("op", "eq", (), b8, E("index", imod(nn, ld, b.ranges), i64), const(0, i64)))
             q = idiv(nn, ld, b.ranges)
         inner[ls[2 + d]] = iclamp(q, 0, xs[d] - 1)
     val = b.value(lhs, tuple(inner))
@@ -77,7 +78,7 @@ def _conv_steps(eq, kname, new_buf, add_buf, builder_for, materialized, buf_of):
             continue
         ok = c if ok is None else E("op", "and", (), b8, ok, c)
     if ok is not None:
-        val = E("op", "select_n", (), dtype, ok, E("const", 0.0, dtype), val)
+        val = E("op", "select_n", (), dtype, ok, const(0, dtype), val)
     cols_buf = add_buf((n, g, kk, pp), dtype, "temp")
     cols = MapKernel(kname("im2col"), cols_buf, space, val, sorted(expr_inputs(val)))
     # weights as (O, I, kernel...) row-major = (G, Og, K)
@@ -150,8 +151,8 @@ def _scatter_steps(eq, kname, new_buf, builder_for, target):
         hi = oshape[d] - sizes[d]
         starts[d] = iclamp(E("val", raw), 0, hi)
         if p["mode"] != "clip":
-            inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, E("const", 0, i64)),
-                       E("op", "le", (), b8, raw, E("const", hi, i64)))
+            inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, const(0, i64)),
+                       E("op", "le", (), b8, raw, const(hi, i64)))
             ok = inside if ok is None else E("op", "and", (), b8, ok, inside)
     inner = []
     for d in range(len(oshape)):
@@ -189,8 +190,8 @@ def _reduce_steps(kname, add_buf, out, space, axes, op, dtype, body, prim_name, 
     pbody = substitute(body, mapping)
     if chunks * length != n0:
         ok = E("op", "lt", (), np.dtype(bool), E("index", pos, np.dtype(target.index_dtype)),
-               E("const", n0, np.dtype(target.index_dtype)))
-        pbody = E("op", "select_n", (), d, ok, E("const", _identity_value(op, d), d), pbody)
+               const(n0, target.index_dtype))
+        pbody = E("op", "select_n", (), d, ok, const(reduction_identity(op, d), d), pbody)
     pspace = (chunks, length) + tuple(space[1:])
     paxes = (1,) + tuple(a + 1 for a in axes if a != 0)
     kept_shape = tuple(space[i] for i in kept)
@@ -201,16 +202,3 @@ def _reduce_steps(kname, add_buf, out, space, axes, op, dtype, body, prim_name, 
     fbody = E("load", partial, linearize(tuple(E("v", i) for i in range(len(fspace))), fspace), d)
     final = ReduceKernel(kname(prim_name), out, fspace, (0,), op, d, fbody, [partial], registers=reg)
     return [first, final]
-
-
-def _identity_value(op, d):
-    if d == np.bool_:
-        return op in ("and", "min", "prod")
-    if d.kind == "f":
-        return {"sum": 0.0, "prod": 1.0, "max": -math.inf, "min": math.inf}[op]
-    if op in ("sum", "or"):
-        return 0
-    if op in ("prod", "and"):
-        return 1
-    info = np.iinfo(d)
-    return int(info.min if op == "max" else info.max)

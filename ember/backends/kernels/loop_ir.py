@@ -1,6 +1,7 @@
 """The loop IR shared by the native backends: fused kernels and library steps.
 
-A `Program` is a list of steps over numbered buffers.  A `MapKernel` computes
+A `Program` is a list of steps over numbered buffers; every step has `inputs`
+(the buffer ids it reads) and `outputs` (those it writes).  A `MapKernel` computes
 every element of one output buffer from a scalar *value expression*; a
 `ReduceKernel` folds a value expression over some axes of an iteration space;
 a `RowKernel` runs several of those, row by row, in one loop over their shared
@@ -78,6 +79,21 @@ _INTERN: dict = {}
 def reset_interning():
     """Forget interned nodes (called per scheduled program, so memory stays bounded)."""
     _INTERN.clear()
+
+
+def const(value, dtype):
+    """The rank-0 constant `value` of `dtype` as a value expression (the value
+    converted to the dtype, held as a Python scalar).
+
+    Example:
+        >>> const(1, "float32")
+        ('const', 1.0, dtype('float32'))
+    """
+    d = np.dtype(dtype)
+    v = np.asarray(value)
+    if v.dtype != d:
+        v = v.astype(d)
+    return E("const", v.item(), d)
 
 
 # --- index expression constructors with light simplification ----------------------------
@@ -323,6 +339,10 @@ class MapKernel:
     body: tuple
     inputs: list = field(default_factory=list)
 
+    @property
+    def outputs(self) -> list:
+        return [self.out]
+
 
 @dataclass
 class ReduceKernel:
@@ -338,6 +358,10 @@ class ReduceKernel:
     inputs: list = field(default_factory=list)
     # the target lets reductions fold in registers (Target.register_accumulator)
     registers: bool = True
+
+    @property
+    def outputs(self) -> list:
+        return [self.out]
 
     @property
     def kept(self) -> tuple:
@@ -376,7 +400,8 @@ class RowKernel:
     aliases: dict = field(default_factory=dict)
 
     @property
-    def outs(self) -> list:
+    def outputs(self) -> list:
+        """The members' outputs that have memory of their own (not aliased)."""
         return [m.out for m in self.members if m.out not in self.aliases]
 
     @property
@@ -405,18 +430,17 @@ class GemmKernel:
     trans_b: bool
     mblock: int
     nblock: int
-    label: str = "dot_general"
     # map kernels over the product's [m, n] space that read it elementwise, run on
     # each block right after it is computed (bias, activation, update)
     epilogue: list = field(default_factory=list)
 
     @property
-    def outs(self) -> list:
+    def outputs(self) -> list:
         return [self.out] + [e.out for e in self.epilogue]
 
     @property
     def inputs(self) -> list:
-        own = set(self.outs)
+        own = set(self.outputs)
         return sorted(({self.a, self.b} | {b for e in self.epilogue for b in e.inputs}) - own)
 
     @property
@@ -454,6 +478,11 @@ class ConvKernel:
     def inputs(self) -> list:
         return sorted(set(self.cols.inputs) | {self.w})
 
+    @property
+    def outputs(self) -> list:
+        """The patch matrices, then the result."""
+        return [self.cols.out, self.out]
+
 
 @dataclass
 class ScatterKernel:
@@ -474,14 +503,23 @@ class ScatterKernel:
     inputs: list = field(default_factory=list)
     atomic: bool = False
 
+    @property
+    def outputs(self) -> list:
+        return [self.out]
+
 
 @dataclass
 class LibraryStep:
     """A primitive executed by the backend's library on whole buffers (for the
-    CPU backend, the primitive's numpy impl)."""
+    CPU backend, the primitive's numpy impl): `args` are its operands in order,
+    buffer ids or ("lit", value); `inputs` the buffers among them."""
     eq: object
-    inputs: list  # buffer ids or ("lit", value)
+    args: list
     outputs: list
+
+    @property
+    def inputs(self) -> list:
+        return [a for a in self.args if type(a) is int]
 
 
 @dataclass

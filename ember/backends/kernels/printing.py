@@ -111,11 +111,11 @@ def format_program(prog: Program) -> str:
                          f"b{s.out}[{format_index(s.target)}] {s.op}= {format_value(s.body)}{cond}")
         elif isinstance(s, GemmKernel):
             ops = f"{'b%d^T' % s.a if s.trans_a else 'b%d' % s.a} @ {'b%d^T' % s.b if s.trans_b else 'b%d' % s.b}"
-            lines.append(f"library {s.label}: b{s.out} = {ops} (the target's gemm: "
+            lines.append(f"library dot_general: b{s.out} = {ops} (the target's gemm: "
                          f"{s.batch} x [{s.m}x{s.k}] @ [{s.k}x{s.n}], {s.tasks} task(s))")
             lines.extend(_format_kernel(e, f"  (on each block of {s.name})") for e in s.epilogue)
         elif isinstance(s, LibraryStep):
-            ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.inputs)
+            ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.args)
             outs = ", ".join(f"b{o}" for o in s.outputs)
             lines.append(f"library {s.eq.prim.name}: {outs} = {s.eq.prim.name}({ins})")
     lines.append("outputs: " + ", ".join(f"b{o}" if not isinstance(o, tuple) else repr(o[1])

@@ -46,10 +46,10 @@ import numpy as np
 from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
 from ...fx.prims import conv as _conv, contraction as _contraction, reduce as _reduce, shape as _shape
-from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder, _pyval
+from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
-from .loop_ir import E, Buffer, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, linearize, reset_interning
+from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, linearize, reset_interning
 from .policy import _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
 from .target import Target
 
@@ -248,7 +248,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             # a kernel whose loops run zero times: the buffer gets allocated like
             # every kernel output, and no operand is read
             v = eq.outputs[0]
-            body = E("const", _pyval(np.zeros((), v.aval.dtype)), v.aval.dtype)
+            body = const(0, v.aval.dtype)
             steps.append(MapKernel(kname("empty"), new_buf(v, "temp"), tuple(v.aval.shape), body, []))
             continue
         if k == "lib":

@@ -34,6 +34,7 @@ import llvmlite.ir as ir
 
 from ... import dtypes as _dt
 from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
+from ...fx.prims.reduce import reduction_identity
 from ..kernels.loop_ir import E, operands, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from . import blas, mathlib, packed_gemm
 from .runtime import declare_kernel, kernel_arg
@@ -1008,19 +1009,11 @@ class _KernelEmitter:
         return a
 
     def identity(self, op, dt):
-        dt = np.dtype(dt)
         ty = compute_type(dt)
-        if ty == I1:
-            return ir.Constant(I1, 1 if op in ("and", "min", "prod") else 0)
-        if _is_float(dt):
-            return ir.Constant(ty, {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[op])
-        if op == "sum":
-            return ir.Constant(ty, 0)
-        if op == "prod":
-            return ir.Constant(ty, 1)
-        info = np.iinfo(dt)
-        val = info.min if op == "max" else info.max
-        return ir.Constant(ty, int(val) & ((1 << ty.width) - 1))
+        val = reduction_identity(op, dt)
+        if isinstance(ty, ir.IntType):
+            return ir.Constant(ty, int(val) & ((1 << ty.width) - 1))
+        return ir.Constant(ty, float(val))
 
     def combine(self, op, acc, v, dt):
         b = self.b
@@ -1150,14 +1143,14 @@ def render_program(prog, module_name: str) -> tuple[str, list[str]]:
         elif isinstance(step, ReduceKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_reduce(step)
         elif isinstance(step, RowKernel):
-            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_rows(step)
+            _KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_rows(step)
         elif isinstance(step, ConvKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out],
                            prog.buffers).emit_conv(step)
         elif isinstance(step, ScatterKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_scatter(step)
         elif isinstance(step, GemmKernel):
-            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_gemm(step)
+            _KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_gemm(step)
         else:
             continue
         names.append(step.name)
