@@ -176,32 +176,14 @@ class _ExprBuilder:
         in bounds read the fill value in "fill" mode)."""
         operand, indices = eq.inputs
         dn, sizes = p["dimension_numbers"], p["slice_sizes"]
-        i64, b8 = self.index_dtype, np.dtype(bool)
         oshape = operand.aval.shape
         dropped = set(dn.collapsed_slice_dims) | set(dn.operand_batching_dims)
         wdims = [d for d in range(len(oshape)) if d not in dropped]
         offset = set(dn.offset_dims)
         bidx = [i for q, i in enumerate(idx) if q not in offset]
         widx = [i for q, i in enumerate(idx) if q in offset]
-        starts, ok = {}, None
-        for k, d in enumerate(dn.start_index_map):
-            raw = self.value(indices, tuple(bidx) + (iconst(k),))
-            if np.dtype(raw[3] if raw[0] == "op" else raw[-1]) != i64:
-                raw = E("op", "convert_element_type", (), i64, raw)
-            hi = oshape[d] - sizes[d]
-            starts[d] = iclamp(E("val", raw), 0, hi)
-            if p["mode"] == "fill":
-                inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, const(0, i64)),
-                           E("op", "le", (), b8, raw, const(hi, i64)))
-                ok = inside if ok is None else E("op", "and", (), b8, ok, inside)
-        inner = []
-        for d in range(len(oshape)):
-            e = starts.get(d, iconst(0))
-            if d in dn.operand_batching_dims:
-                e = iadd(e, bidx[dn.start_indices_batching_dims[dn.operand_batching_dims.index(d)]])
-            if d in wdims:
-                e = iadd(e, widx[wdims.index(d)])
-            inner.append(e)
+        inner, ok = self.window_index(indices, bidx, dn.start_index_map, oshape, sizes, p["mode"] == "fill",
+                                      dn.operand_batching_dims, dn.start_indices_batching_dims, wdims, widx)
         val = self.value(operand, tuple(inner))
         if ok is None:
             return val
@@ -209,6 +191,47 @@ class _ExprBuilder:
         fill = p["fill_value"]
         fill = const(0 if fill is None else fill, dtype)
         return E("op", "select_n", (), dtype, ok, fill, val)
+
+    def window_index(self, indices, bidx, start_map, oshape, sizes, checked, batch_dims, index_batch_dims,
+                     wdims, widx):
+        """Operand index of one element of a gather/scatter window, and (with
+        `checked`) the bool expression saying its window lies in bounds (else None).
+        Window starts are read from `indices` at the batch position `bidx` (one per
+        dimension of `start_map`), converted to the index dtype and clamped so the
+        window fits; operand batching dimensions take the batch index, window
+        dimensions `wdims` add the offset `widx`.
+
+        Example:
+            >>> import numpy as np
+            >>> from ember.fx.ir import Var
+            >>> from ember.fx.core import AbstractArray
+            >>> ix = Var(AbstractArray((3, 1), np.dtype(np.int64)))
+            >>> b = _ExprBuilder({}, {ix}, {ix: 0}, (3, 2), np.int64)
+            >>> inner, ok = b.window_index(ix, [E("v", 0)], (0,), (5, 2), (1, 2), True, (), (), [1], [E("v", 1)])
+            >>> len(inner), ok[0] == "op"
+            (2, True)
+        """
+        i64, b8 = self.index_dtype, np.dtype(bool)
+        starts, ok = {}, None
+        for k, d in enumerate(start_map):
+            raw = self.value(indices, tuple(bidx) + (iconst(k),))
+            if np.dtype(raw[3] if raw[0] == "op" else raw[-1]) != i64:
+                raw = E("op", "convert_element_type", (), i64, raw)
+            hi = oshape[d] - sizes[d]
+            starts[d] = iclamp(E("val", raw), 0, hi)
+            if checked:
+                inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, const(0, i64)),
+                           E("op", "le", (), b8, raw, const(hi, i64)))
+                ok = inside if ok is None else E("op", "and", (), b8, ok, inside)
+        inner = []
+        for d in range(len(oshape)):
+            e = starts.get(d, iconst(0))
+            if d in batch_dims:
+                e = iadd(e, bidx[index_batch_dims[batch_dims.index(d)]])
+            if d in wdims:
+                e = iadd(e, widx[wdims.index(d)])
+            inner.append(e)
+        return inner, ok
 
     def _dot_general(self, eq, idx, p):
         """A product over at most target.dot_fuse_max_k contracted elements, written out."""

@@ -142,26 +142,9 @@ def _scatter_steps(eq, kname, new_buf, builder_for, target):
     sizes = [1] * len(oshape)
     for q, d in zip(window, wdims):
         sizes[d] = ushape[q]
-    i64, b8 = np.dtype(target.index_dtype), np.dtype(bool)
-    starts, ok = {}, None
-    for k, d in enumerate(dn.scatter_dims_to_operand_dims):
-        raw = b.value(indices, tuple(bidx) + (iconst(k),))
-        if np.dtype(raw[3] if raw[0] == "op" else raw[-1]) != i64:
-            raw = E("op", "convert_element_type", (), i64, raw)
-        hi = oshape[d] - sizes[d]
-        starts[d] = iclamp(E("val", raw), 0, hi)
-        if p["mode"] != "clip":
-            inside = E("op", "and", (), b8, E("op", "ge", (), b8, raw, const(0, i64)),
-                       E("op", "le", (), b8, raw, const(hi, i64)))
-            ok = inside if ok is None else E("op", "and", (), b8, ok, inside)
-    inner = []
-    for d in range(len(oshape)):
-        e = starts.get(d, iconst(0))
-        if d in dn.operand_batching_dims:
-            e = iadd(e, bidx[dn.scatter_indices_batching_dims[dn.operand_batching_dims.index(d)]])
-        if d in wdims:
-            e = iadd(e, uidx[window[wdims.index(d)]])
-        inner.append(e)
+    inner, ok = b.window_index(indices, bidx, dn.scatter_dims_to_operand_dims, oshape, sizes, p["mode"] != "clip",
+                               dn.operand_batching_dims, dn.scatter_indices_batching_dims, wdims,
+                               [uidx[q] for q in window])
     where = linearize(tuple(inner), oshape)
     body = b.value(updates, uidx)
     used = expr_inputs(body, expr_inputs(where, expr_inputs(ok) if ok is not None else None))
