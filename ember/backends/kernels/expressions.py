@@ -246,7 +246,7 @@ class _ExprBuilder:
         if total is None:
             return const(0, dtype)
         if np.dtype(dtype).kind == "f":
-            # a product's accumulator starts at +0.0 (BLAS, the gemm, numpy's matmul):
+            # a product's accumulator starts at +0.0 (as in a gemm and numpy's matmul):
             # a -0.0 product gives +0.0
             total = E("op", "add", (), dtype, const(0, dtype), total)
         return total

@@ -10,7 +10,7 @@ a `GemmKernel` is a (batched) matrix product by the target's gemm.
 Expressions are plain hashable tuples, so identical sub-expressions are shared
 for free by the renderers' memo tables:
 
-  index expressions (i64):
+  index expressions (integers of the target's index dtype):
     ("v", k)               loop variable k
     ("c", n)               constant
     ("+", a, b)  ("*", a, n)  ("/", a, n)  ("%", a, n)   (n a positive constant)
