@@ -186,8 +186,19 @@ class Primitive:
       lowerings[backend_name] -> backend-specific lowering
 
     What a scheduler needs to know, set by the factories that define it:
-      kind: "elementwise" | "movement" | "reduction" | "contraction" |
-            "indexing" | "scatter" | "library" | "control" | None (unset)
+      kind: "elementwise" (one output element from the same element of each
+            operand: defvectorized/defbroadcasting set it) |
+            "identity" (elementwise and returns its operand: stop_gradient,
+            checkpoint_name; a scheduler drops it) |
+            "movement" (output elements are operand elements at computable
+            indices: reshape, transpose, pad, ..., and iota) |
+            "indexing" (reads at data-dependent indices: gather, dynamic_slice) |
+            "reduction" (folds along axes: reduce_*, argmax, cumulative and
+            windowed forms) | "contraction" (dot_general, convolution) |
+            "scatter" (combines updates into an operand at indices) |
+            "library" (no kernel form: sort, linalg, fft, bit casts) |
+            "control" (higher-order: cond, scan, jit_call, ...) | None (unset:
+            a test fails)
       cost: "cheap" | "expensive" (elementwise: worth materialising once
             when it has several consumers)
 

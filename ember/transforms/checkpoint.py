@@ -32,6 +32,7 @@ from .transpose import backward_pass
 from .util import as_ember_args, flatten_outputs
 
 remat_p = Primitive("remat", multiple_results=True)
+remat_p.kind = "control"
 name_p = Primitive("checkpoint_name")
 
 
@@ -73,6 +74,7 @@ def save_only_these_names(*names):
 name_p.abstract_eval = lambda x, *, name: x
 name_p.impl = lambda x, *, name: x
 defvectorized(name_p)
+name_p.kind = "identity"
 name_p.jvp = lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0])
 name_p.transpose = lambda ct, x, *, name: [ct]
 

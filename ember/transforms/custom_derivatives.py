@@ -33,8 +33,11 @@ from .util import (argument_names, as_ember, as_ember_args, at_user, flatten_out
                    fun_location, mismatch_message)
 
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.kind = "control"
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.kind = "control"
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.kind = "control"
 
 
 def _call_abstract(*avals, call, **_):

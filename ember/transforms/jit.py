@@ -37,6 +37,7 @@ from .transpose import backward_pass
 from .util import argument_names, as_ember_args, flatten_outputs, static_key
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
+jit_call_p.kind = "control"
 _EVAL = eval_trace()
 
 

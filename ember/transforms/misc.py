@@ -16,6 +16,7 @@ stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.abstract_eval = lambda x: x
 stop_gradient_p.impl = lambda x: x
 defvectorized(stop_gradient_p)
+stop_gradient_p.kind = "identity"
 stop_gradient_p.jvp = lambda primals, tangents: (stop_gradient_p.bind(primals[0]),
                                                  Zero(tangent_aval(get_aval(primals[0]))))
 stop_gradient_p.not_applicable.add("transpose")

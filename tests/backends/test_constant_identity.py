@@ -9,7 +9,7 @@ import ember
 import ember.numpy as enp
 from ember import jit, lax
 from ember.backends.kernels import fingerprint, schedule
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.kernel_target import cpu_target
 from ember.fx.passes import cse
 
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -1.5]
@@ -56,7 +56,7 @@ def test_cse_keeps_signed_zero_literals_apart():
 def test_fingerprint_tells_zeros_and_nan_payloads_apart():
     def prog(c):
         g = ember.make_graph(lambda x: x + c)(np.ones(4, np.float32))
-        return fingerprint(schedule(g, supports))
+        return fingerprint(schedule(g, cpu_target()))
     q1 = np.array(0x7FC00001, np.uint32).view(np.float32)[()]
     q2 = np.array(0x7FC00002, np.uint32).view(np.float32)[()]
     assert prog(np.float32(0.0)) != prog(np.float32(-0.0))

@@ -11,7 +11,7 @@ import ember
 from ember import lax
 from ember.backends.kernels import GemmKernel, RowKernel, schedule
 from ember.backends.llvm import blas
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.kernel_target import cpu_target
 from ember.backends.llvm.executable import compile_graph
 from ember.backends.llvm.pool import NativePool, get_native_pool
 from ember.fx.interpreter import run_graph_numpy
@@ -34,7 +34,7 @@ def close(got, ref, rtol=2e-5, atol=2e-5):
 
 
 def kinds(g, **kw):
-    return [type(s).__name__ for s in schedule(g, supports, **kw).steps]
+    return [type(s).__name__ for s in schedule(g, cpu_target(), **kw).steps]
 
 
 # --- dot_general through BLAS ------------------------------------------------------------
@@ -61,7 +61,6 @@ DOTS = [
 @pytest.mark.parametrize("ls,rs,dn", DOTS)
 def test_dot_general_is_native_and_matches(ls, rs, dn, dtype):
     # float products are BLAS calls; outer products (k <= 2) fused expressions
-    from ember.backends.kernels.schedule import DOT_FUSE_MAX_K
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(ls) * (10 if dtype == np.int32 else 1)).astype(dtype)
     y = (rng.standard_normal(rs) * (10 if dtype == np.int32 else 1)).astype(dtype)
@@ -69,7 +68,7 @@ def test_dot_general_is_native_and_matches(ls, rs, dn, dtype):
     tol = {np.float32: 1e-5, np.float64: 1e-12, np.int32: 0}[dtype]
     close(got, ref, rtol=tol, atol=tol)
     (lc, _), _ = dn
-    fused = int(np.prod([ls[i] for i in lc])) <= DOT_FUSE_MAX_K
+    fused = int(np.prod([ls[i] for i in lc])) <= cpu_target().dot_fuse_max_k
     assert ("GemmKernel" in kinds(g)) == (not fused and dtype != np.int32)
     assert ("LibraryStep" in kinds(g)) == (not fused and dtype == np.int32)
 
@@ -98,7 +97,7 @@ def test_dot_general_of_fused_operands_and_transposed_result():
         return lax.add(lax.transpose(p, (1, 0)), np.float32(1))
     got, ref, g = run_both(f, x, y)
     close(got, ref)
-    steps = schedule(g, supports).steps
+    steps = schedule(g, cpu_target()).steps
     (gemm,) = [s for s in steps if isinstance(s, GemmKernel)]
     assert (gemm.m, gemm.n) == (40, 60)   # the transposed product
 
@@ -112,7 +111,7 @@ def test_large_products_split_into_parallel_blocks(monkeypatch):
         y = rng.standard_normal((k, n)).astype(np.float32)
         got, ref, g = run_both(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ()))), x, y)
         close(got, ref, rtol=1e-4, atol=1e-4)
-        (gemm,) = [s for s in schedule(g, supports, threads=8).steps if isinstance(s, GemmKernel)]
+        (gemm,) = [s for s in schedule(g, cpu_target(threads=8)).steps if isinstance(s, GemmKernel)]
         assert gemm.tasks > 1
 
 
@@ -158,7 +157,7 @@ def test_large_reductions_split_into_partials(shape, axes, op, dtype):
     x = (rng.standard_normal(shape) * 100).astype(dtype)
     got, ref, g = run_both(lambda v: getattr(lax, op)(v, axes), x)
     close(got, ref, rtol=1e-5, atol=1e-2)
-    names = [s.name for s in schedule(g, supports).steps]
+    names = [s.name for s in schedule(g, cpu_target()).steps]
     assert len(names) == 2 and names[0].endswith("_part")
 
 
@@ -186,7 +185,7 @@ def test_layernorm_runs_in_one_row_loop():
         return lax.mul(c, lax.broadcast_in_dim(lax.rsqrt(lax.add(var, np.float32(1e-5))), v.shape, (0,)))
     got, ref, g = run_both(layernorm, x)
     close(got, ref, rtol=1e-4, atol=1e-5)
-    steps = schedule(g, supports).steps
+    steps = schedule(g, cpu_target()).steps
     assert [type(s).__name__ for s in steps] == ["RowKernel"]
 
 
@@ -212,7 +211,7 @@ def test_row_group_members_of_several_ranks():
         return lax.log(s), lax.div(e, lax.broadcast_in_dim(s, v.shape, (0, 1)))
     got, ref, g = run_both(f, x)
     close(got, ref)
-    (row,) = [s for s in schedule(g, supports).steps if isinstance(s, RowKernel)]
+    (row,) = [s for s in schedule(g, cpu_target()).steps if isinstance(s, RowKernel)]
     assert row.outer == (4, 6)
 
 
@@ -432,7 +431,7 @@ def test_gemm_epilogues_run_on_each_block(m, k, n, monkeypatch):
     z = x.astype(np.float64) @ w + bias
     clear = np.abs(z) > 1e-3
     np.testing.assert_array_equal(np.asarray(got[1])[clear], np.asarray(ref[1])[clear])
-    (gemm,) = [s for s in schedule(g, supports).steps if isinstance(s, GemmKernel)]
+    (gemm,) = [s for s in schedule(g, cpu_target()).steps if isinstance(s, GemmKernel)]
     assert len(gemm.epilogue) == 2
 
 
@@ -444,7 +443,7 @@ def test_products_of_several_tasks_on_one_thread(monkeypatch):
     w = rng.standard_normal((300, 500)).astype(np.float32)
     got, ref, g = run_both(lambda a, b: lax.tanh(lax.dot_general(a, b, (((1,), (0,)), ((), ())))), x, w)
     close(got, ref, rtol=1e-4, atol=1e-4)
-    (gemm,) = [s for s in schedule(g, supports, threads=4).steps if isinstance(s, GemmKernel)]
+    (gemm,) = [s for s in schedule(g, cpu_target(threads=4)).steps if isinstance(s, GemmKernel)]
     assert gemm.tasks > 1 and len(gemm.epilogue) == 1
 
 
@@ -471,7 +470,7 @@ def test_row_intermediates_stored_in_the_result_only_when_safe(kind, aliased):
     f = _softmax_like(kind)
     got, ref, g = run_both(f, x)
     close(got, ref, rtol=1e-5, atol=1e-6)
-    (row,) = [s for s in schedule(g, supports).steps if isinstance(s, RowKernel)]
+    (row,) = [s for s in schedule(g, cpu_target()).steps if isinstance(s, RowKernel)]
     if aliased is True:
         assert len(row.aliases) == 1
     elif aliased is False:
@@ -614,7 +613,7 @@ def test_transposed_reads_are_tiled_and_match(shape, perm):
     x = np.random.default_rng(22).standard_normal(shape).astype(np.float32)
     got, ref, g = run_both(lambda v: lax.add(lax.transpose(v, perm), np.float32(1)), x)
     close(got, ref)
-    (k,) = schedule(g, supports).steps
+    (k,) = schedule(g, cpu_target()).steps
     assert _transposed_dim(k) is not None
 
 
@@ -628,7 +627,7 @@ def test_batched_product_computed_transposed():
         return lax.exp(lax.transpose(p, (0, 2, 1)))
     got, ref, g = run_both(f, x, y)
     close(got, ref, rtol=1e-5, atol=1e-5)
-    (gemm,) = [s for s in schedule(g, supports).steps if isinstance(s, GemmKernel)]
+    (gemm,) = [s for s in schedule(g, cpu_target()).steps if isinstance(s, GemmKernel)]
     assert (gemm.batch, gemm.m, gemm.n) == (3, 40, 50)
 
 

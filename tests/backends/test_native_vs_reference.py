@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 import ember
 from ember import lax
 from ember.backends.kernels import MapKernel, ReduceKernel, RowKernel, schedule
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.kernel_target import cpu_target
 from ember.backends.llvm.executable import compile_graph
 from ember.fx.interpreter import run_graph_numpy
 
@@ -194,13 +194,13 @@ def test_softmax_schedule_materialises_reductions_once():
         return lax.div(e, lax.broadcast_in_dim(lax.reduce_sum(e, (1,)), v.shape, (0,)))
     got, ref, g = run_both(softmax, x)
     assert_same(got, ref, transcendental=True)
-    prog = schedule(g, supports, fuse_rows=False)
+    prog = schedule(g, cpu_target(), fuse_rows=False)
     kinds = [type(s).__name__ for s in prog.steps]
     assert kinds == ["ReduceKernel", "MapKernel", "ReduceKernel", "MapKernel"]
     # the exp is computed once, in its own kernel, not duplicated into its two consumers
     assert sum(repr(s.body).count("'exp'") for s in prog.steps if isinstance(s, (MapKernel, ReduceKernel))) == 1
     # by default the four run in one pass over the rows
-    (row,) = schedule(g, supports).steps
+    (row,) = schedule(g, cpu_target()).steps
     assert isinstance(row, RowKernel) and row.outer == (6,)
     assert [type(m).__name__ for m in row.members] == kinds
 
@@ -227,7 +227,7 @@ def test_shared_expensive_value_stays_fused_when_its_uses_meet_in_one_kernel():
     for f, kernels, exps in ((one_kernel, 1, 0), (two_kernels, 3, 1), (moved, 2, 1), (summed, 1, 0)):
         got, ref, g = run_both(f, x)
         assert_same(got, ref, transcendental=True)
-        steps = schedule(g, supports, fuse_rows=False).steps
+        steps = schedule(g, cpu_target(), fuse_rows=False).steps
         assert len(steps) == kernels, (f.__name__, [type(s).__name__ for s in steps])
         # the shared value gets a buffer of its own only where two kernels (or two
         # indices) read it
@@ -240,7 +240,7 @@ def test_library_steps_inside_native_program():
     x = np.random.default_rng(8).standard_normal((40, 50)).astype(np.float32)
     got, ref, g = run_both(lambda v: lax.tanh(lax.dot_general(v, v, (((1,), (1,)), ((), ())))), x)
     assert_same(got, ref, transcendental=True)
-    steps = schedule(g, supports).steps
+    steps = schedule(g, cpu_target()).steps
     assert [type(s).__name__ for s in steps] == ["GemmKernel"]   # the tanh runs on each block
     assert [type(e).__name__ for e in steps[0].epilogue] == ["MapKernel"]
 

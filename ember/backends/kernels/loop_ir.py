@@ -1,15 +1,16 @@
 """The loop IR shared by the native backends: fused kernels and library steps.
 
-A `Program` is a list of steps over numbered buffers.  A `MapKernel` computes
+A `Program` is a list of steps over numbered buffers; every step has `inputs`
+(the buffer ids it reads) and `outputs` (those it writes).  A `MapKernel` computes
 every element of one output buffer from a scalar *value expression*; a
 `ReduceKernel` folds a value expression over some axes of an iteration space;
 a `RowKernel` runs several of those, row by row, in one loop over their shared
 leading dimensions (softmax: max, exp, sum and divide while a row is in cache);
-a `GemmKernel` is a (batched) BLAS matrix product called from native code.
+a `GemmKernel` is a (batched) matrix product by the target's gemm.
 Expressions are plain hashable tuples, so identical sub-expressions are shared
 for free by the renderers' memo tables:
 
-  index expressions (i64):
+  index expressions (integers of the target's index dtype):
     ("v", k)               loop variable k
     ("c", n)               constant
     ("+", a, b)  ("*", a, n)  ("/", a, n)  ("%", a, n)   (n a positive constant)
@@ -78,6 +79,21 @@ _INTERN: dict = {}
 def reset_interning():
     """Forget interned nodes (called per scheduled program, so memory stays bounded)."""
     _INTERN.clear()
+
+
+def const(value, dtype):
+    """The rank-0 constant `value` of `dtype` as a value expression (the value
+    converted to the dtype, held as a Python scalar).
+
+    Example:
+        >>> const(1, "float32")
+        ('const', 1.0, dtype('float32'))
+    """
+    d = np.dtype(dtype)
+    v = np.asarray(value)
+    if v.dtype != d:
+        v = v.astype(d)
+    return E("const", v.item(), d)
 
 
 # --- index expression constructors with light simplification ----------------------------
@@ -323,6 +339,10 @@ class MapKernel:
     body: tuple
     inputs: list = field(default_factory=list)
 
+    @property
+    def outputs(self) -> list:
+        return [self.out]
+
 
 @dataclass
 class ReduceKernel:
@@ -336,6 +356,12 @@ class ReduceKernel:
     dtype: np.dtype
     body: tuple
     inputs: list = field(default_factory=list)
+    # the target lets reductions fold in registers (Target.register_accumulator)
+    registers: bool = True
+
+    @property
+    def outputs(self) -> list:
+        return [self.out]
 
     @property
     def kept(self) -> tuple:
@@ -349,12 +375,13 @@ class ReduceKernel:
     def register_accumulator(self) -> bool:
         """Reduce each output element in a register (kept axes outer, reduced axes inner)
         rather than accumulating into the output in the input's row-major order.
-        Chosen when the reduced axes are innermost (contiguous reads), for
-        half-precision (the accumulator must be float32), and for full reductions."""
+        Always for half precision (the accumulator must be float32, as in the
+        reference); otherwise, when the target allows it (`registers`), where the
+        reduced axes are innermost (contiguous reads) and for full reductions."""
         n = len(self.space)
         suffix = tuple(self.axes) == tuple(range(n - len(self.axes), n))
         lowp = np.dtype(self.dtype).name in ("float16", "bfloat16")
-        return suffix or lowp or not self.kept
+        return lowp or (self.registers and (suffix or not self.kept))
 
 
 @dataclass
@@ -373,7 +400,8 @@ class RowKernel:
     aliases: dict = field(default_factory=dict)
 
     @property
-    def outs(self) -> list:
+    def outputs(self) -> list:
+        """The members' outputs that have memory of their own (not aliased)."""
         return [m.out for m in self.members if m.out not in self.aliases]
 
     @property
@@ -385,7 +413,7 @@ class RowKernel:
 @dataclass
 class GemmKernel:
     """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through a gemm called from
-    native code (the backend's own, or BLAS): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
+    native code (the backend's gemm routine): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
     when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
     range is `tasks` = batch x row blocks x column blocks; a task computes an
     `mblock` x `nblock` block of one product."""
@@ -402,18 +430,17 @@ class GemmKernel:
     trans_b: bool
     mblock: int
     nblock: int
-    label: str = "dot_general"
     # map kernels over the product's [m, n] space that read it elementwise, run on
     # each block right after it is computed (bias, activation, update)
     epilogue: list = field(default_factory=list)
 
     @property
-    def outs(self) -> list:
+    def outputs(self) -> list:
         return [self.out] + [e.out for e in self.epilogue]
 
     @property
     def inputs(self) -> list:
-        own = set(self.outs)
+        own = set(self.outputs)
         return sorted(({self.a, self.b} | {b for e in self.epilogue for b in e.inputs}) - own)
 
     @property
@@ -429,7 +456,7 @@ class GemmKernel:
 
 @dataclass
 class ConvKernel:
-    """A convolution as im2col + BLAS, one image per task (the parallel range):
+    """A convolution as im2col + gemm, one image per task (the parallel range):
     `cols` (a MapKernel over (N, G, I, kernel..., out spatial...), i.e. a buffer of
     shape (N, G, K, P)) writes image n's patch matrices, then for each group g
     `out[n, g] = W[g] @ cols[n, g]` (Og x K times K x P) while they are in cache.
@@ -451,13 +478,20 @@ class ConvKernel:
     def inputs(self) -> list:
         return sorted(set(self.cols.inputs) | {self.w})
 
+    @property
+    def outputs(self) -> list:
+        """The patch matrices, then the result."""
+        return [self.cols.out, self.out]
+
 
 @dataclass
 class ScatterKernel:
     """`out[target] = combine(out[target], body)` for every index of `space` (the
     updates) in row-major order, skipping those where `valid` (a bool value
     expression, or None) is false.  `out` already holds the operand (a map kernel
-    wrote it).  One thread: updates may hit the same element."""
+    wrote it).  Updates may hit the same element: they combine one at a time in
+    order, unless `atomic` (the target's scatter mode), which lets the renderer
+    combine them in parallel with atomic operations."""
     name: str
     out: int
     space: tuple
@@ -467,14 +501,25 @@ class ScatterKernel:
     target: tuple
     valid: tuple | None
     inputs: list = field(default_factory=list)
+    atomic: bool = False
+
+    @property
+    def outputs(self) -> list:
+        return [self.out]
 
 
 @dataclass
 class LibraryStep:
-    """A primitive executed by a library (numpy/BLAS/...) on whole buffers."""
+    """A primitive executed by the backend's library on whole buffers (for the
+    CPU backend, the primitive's numpy impl): `args` are its operands in order,
+    buffer ids or ("lit", value); `inputs` the buffers among them."""
     eq: object
-    inputs: list  # buffer ids or ("lit", value)
+    args: list
     outputs: list
+
+    @property
+    def inputs(self) -> list:
+        return [a for a in self.args if type(a) is int]
 
 
 @dataclass

@@ -103,18 +103,19 @@ def format_program(prog: Program) -> str:
             lines.append(_format_kernel(s.cols, f"  (patches of {s.name})"))
             lines.append(f"library conv_general_dilated: b{s.out} = per image n and group g, "
                          f"b{s.w}[g] @ b{s.cols.out}[n, g]{' transposed' if s.channels_last else ''} "
-                         f"(BLAS gemm from native code: {s.n} x {s.groups} x [{s.og}x{s.k}] @ [{s.k}x{s.p}])")
+                         f"(the target's gemm: {s.n} x {s.groups} x [{s.og}x{s.k}] @ [{s.k}x{s.p}])")
         elif isinstance(s, ScatterKernel):
             cond = f" if {format_value(s.valid)}" if s.valid is not None else ""
-            lines.append(f"kernel {s.name}: for each index of {list(s.space)} (serially): "
+            order = "atomically, in any order" if s.atomic else "serially"
+            lines.append(f"kernel {s.name}: for each index of {list(s.space)} ({order}): "
                          f"b{s.out}[{format_index(s.target)}] {s.op}= {format_value(s.body)}{cond}")
         elif isinstance(s, GemmKernel):
             ops = f"{'b%d^T' % s.a if s.trans_a else 'b%d' % s.a} @ {'b%d^T' % s.b if s.trans_b else 'b%d' % s.b}"
-            lines.append(f"library {s.label}: b{s.out} = {ops} (BLAS gemm from native code: "
+            lines.append(f"library dot_general: b{s.out} = {ops} (the target's gemm: "
                          f"{s.batch} x [{s.m}x{s.k}] @ [{s.k}x{s.n}], {s.tasks} task(s))")
             lines.extend(_format_kernel(e, f"  (on each block of {s.name})") for e in s.epilogue)
         elif isinstance(s, LibraryStep):
-            ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.inputs)
+            ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.args)
             outs = ", ".join(f"b{o}" for o in s.outputs)
             lines.append(f"library {s.eq.prim.name}: {outs} = {s.eq.prim.name}({ins})")
     lines.append("outputs: " + ", ".join(f"b{o}" if not isinstance(o, tuple) else repr(o[1])

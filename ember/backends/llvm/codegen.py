@@ -20,8 +20,9 @@ Example:
     >>> import ember, numpy as np
     >>> from ember import lax
     >>> from ember.backends.kernels import schedule
+    >>> from ember.backends.llvm.kernel_target import cpu_target
     >>> g = ember.make_graph(lambda x: lax.exp(x))(np.ones(4, np.float32))
-    >>> "k1_exp" in render_program(schedule(g, supports), "m")[0]
+    >>> "k1_exp" in render_program(schedule(g, cpu_target()), "m")[0]
     True
 """
 from __future__ import annotations
@@ -33,8 +34,8 @@ import llvmlite.ir as ir
 
 from ... import dtypes as _dt
 from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
+from ...fx.prims.reduce import reduction_identity
 from ..kernels.loop_ir import E, operands, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
-from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
 from . import blas, mathlib, packed_gemm
 from .runtime import declare_kernel, kernel_arg
 
@@ -48,7 +49,8 @@ _NATIVE_DTYPES = set(_dt.ALL_DTYPES) - set(_dt.COMPLEX)
 
 def supports(eq) -> bool:
     """Can this backend render the (fusible) equation?  Complex values and
-    functions without a vectorisable implementation go to library steps."""
+    functions without a vectorisable implementation go to library steps (the
+    primitives with no lowering at all: kernel_target.LIBRARY)."""
     for v in list(eq.inputs) + list(eq.outputs):
         if v.aval.dtype not in _NATIVE_DTYPES:
             return False
@@ -57,7 +59,7 @@ def supports(eq) -> bool:
         return mathlib.supported(n)
     if n == "dot_general":
         return _gemm_available()
-    if n in SCATTERS:
+    if eq.prim.kind == "scatter":
         # half precision accumulates in float32 in the reference; bool adds are ors
         d = np.dtype(eq.outputs[0].aval.dtype)
         return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
@@ -67,7 +69,7 @@ def supports(eq) -> bool:
     if n == "gather":
         # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
         return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
-    return n in ELEMENTWISE or n in MOVEMENT or n in REDUCERS
+    return eq.prim.kind in ("elementwise", "identity", "movement", "reduction")
 
 
 def _gemm_available() -> bool:
@@ -1007,19 +1009,11 @@ class _KernelEmitter:
         return a
 
     def identity(self, op, dt):
-        dt = np.dtype(dt)
         ty = compute_type(dt)
-        if ty == I1:
-            return ir.Constant(I1, 1 if op in ("and", "min", "prod") else 0)
-        if _is_float(dt):
-            return ir.Constant(ty, {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[op])
-        if op == "sum":
-            return ir.Constant(ty, 0)
-        if op == "prod":
-            return ir.Constant(ty, 1)
-        info = np.iinfo(dt)
-        val = info.min if op == "max" else info.max
-        return ir.Constant(ty, int(val) & ((1 << ty.width) - 1))
+        val = reduction_identity(op, dt)
+        if isinstance(ty, ir.IntType):
+            return ir.Constant(ty, int(val) & ((1 << ty.width) - 1))
+        return ir.Constant(ty, float(val))
 
     def combine(self, op, acc, v, dt):
         b = self.b
@@ -1149,14 +1143,14 @@ def render_program(prog, module_name: str) -> tuple[str, list[str]]:
         elif isinstance(step, ReduceKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_reduce(step)
         elif isinstance(step, RowKernel):
-            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_rows(step)
+            _KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_rows(step)
         elif isinstance(step, ConvKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out],
                            prog.buffers).emit_conv(step)
         elif isinstance(step, ScatterKernel):
             _KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_scatter(step)
         elif isinstance(step, GemmKernel):
-            _KernelEmitter(module, step.name, step.inputs + step.outs, prog.buffers).emit_gemm(step)
+            _KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_gemm(step)
         else:
             continue
         names.append(step.name)

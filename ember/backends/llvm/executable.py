@@ -39,14 +39,16 @@ import threading
 import numpy as np
 
 from ... import config
+from ...fx.prims.reduce import reduction_identity as _identity
 from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
 from ..kernels.schedule import EXPENSIVE
 from . import blas, packed_gemm
-from .codegen import generator_fingerprint, kernel_names, render_program, supports
+from .codegen import generator_fingerprint, kernel_names, render_program
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
+from .kernel_target import cpu_target
 from .runtime import KernelLauncher, num_threads
 from .subgraphs import native_impl
 
@@ -114,7 +116,7 @@ class NativeExecutable(Executable):
         for i, step in enumerate(program.steps):
             if isinstance(step, _KERNELS):
                 read_by_kernel.update(step.inputs)
-                for o in _step_outs(step):
+                for o in step.outputs:
                     kernel_out.setdefault(o, i)  # the first writer allocates it
             else:
                 for o in step.outputs:
@@ -136,7 +138,7 @@ class NativeExecutable(Executable):
                 d.fn = KernelLauncher(d.addr, 1)._fn
                 d.total, row_work = _parallel_range(step)
                 d.min_rows = max(1, -(-MIN_PER_THREAD // max(row_work, 1)))
-                d.outputs = _step_outs(step)
+                d.outputs = step.outputs
                 d.init = _inits(step, bufs)
                 if all(bufs[o].size == 0 for o in d.outputs) or d.total == 0:
                     continue  # (an empty member of a row group still runs: its siblings may not be)
@@ -145,7 +147,7 @@ class NativeExecutable(Executable):
             else:
                 d.kind = _LIB
                 d.fn = _library_fn(step)
-                d.inputs = step.inputs
+                d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
                 d.addr_out = [(o, bufs[o].dtype) if o in read_by_kernel else None for o in step.outputs]
@@ -384,14 +386,6 @@ def _library_fn(step):
     return native
 
 
-def _step_outs(step):
-    if isinstance(step, (RowKernel, GemmKernel)):
-        return step.outs
-    if isinstance(step, ConvKernel):
-        return [step.cols.out, step.out]
-    return [step.out]
-
-
 def _inits(step, bufs):
     """(buffer, identity) for reductions that accumulate into a pre-filled output."""
     members = step.members if isinstance(step, RowKernel) else [step]
@@ -450,8 +444,7 @@ def _plan_arena(program, kernel_out, out_ids):
     n_steps = len(program.steps)
     end = {}
     for i, step in enumerate(program.steps):
-        ins = step.inputs if not hasattr(step, "eq") else [a for a in step.inputs if type(a) is int]
-        for b in ins:
+        for b in step.inputs:
             end[b] = i
     # a library result may be a view of its operands: they live as long as it does
     for i in range(n_steps - 1, -1, -1):
@@ -498,20 +491,6 @@ def _plan_arena(program, kernel_out, out_ids):
     return offsets, top
 
 
-def _identity(op, dtype):
-    d = np.dtype(dtype)
-    if d == np.bool_:
-        return op in ("and", "min", "prod")
-    if d.kind == "f" or d.name == "bfloat16":
-        return {"sum": 0.0, "prod": 1.0, "max": -np.inf, "min": np.inf}[op]
-    if op == "sum":
-        return 0
-    if op == "prod":
-        return 1
-    info = np.iinfo(d)
-    return info.min if op == "max" else info.max
-
-
 def _work(kernel) -> int:
     space = kernel.shape if isinstance(kernel, MapKernel) else kernel.space
     return int(math.prod(space))
@@ -522,9 +501,10 @@ def _host(c):
     return v if v is not None else np.asarray(c)
 
 
-def compile_graph(closed) -> NativeExecutable:
-    """Schedule, render and compile a closed graph for this CPU."""
-    prog = schedule(closed, supports, threads=num_threads())
+def compile_graph(closed, target=None) -> NativeExecutable:
+    """Schedule, render and compile a closed graph for this CPU (under `target`,
+    by default `kernel_target.cpu_target()`)."""
+    prog = schedule(closed, cpu_target() if target is None else target)
     if config.dump_kernels():
         print(f"[ember] program for {len(closed.equations)} equations:\n{format_program(prog)}",
               file=sys.stderr)

@@ -200,6 +200,7 @@ def _recompute_nonfinite(a, c, out):
 
 
 dot_general_p = Primitive("dot_general")
+dot_general_p.kind = "contraction"
 dot_general_p.abstract_eval = _dot_general_abstract
 dot_general_p.impl = _dot_general_impl
 

@@ -220,6 +220,7 @@ def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
 
 
 conv_general_dilated_p = Primitive("conv_general_dilated")
+conv_general_dilated_p.kind = "contraction"
 conv_general_dilated_p.abstract_eval = _conv_abstract
 conv_general_dilated_p.impl = _conv_impl
 

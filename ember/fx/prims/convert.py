@@ -143,6 +143,7 @@ def _bitcast_impl(x, *, new_dtype):
 
 
 bitcast_convert_type_p = Primitive("bitcast_convert_type")
+bitcast_convert_type_p.kind = "library"
 bitcast_convert_type_p.abstract_eval = _bitcast_abstract
 bitcast_convert_type_p.impl = _bitcast_impl
 bitcast_convert_type_p.not_applicable.add("transpose")

@@ -56,6 +56,7 @@ def _cumulative(name, allowed, accumulate):
     p.abstract_eval = _cum_abstract(name, allowed)
     p.impl = _cum_impl(name, allowed, accumulate)
     p.batch = _cum_batch(p)
+    p.kind = "reduction"
     return p
 
 

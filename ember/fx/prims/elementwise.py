@@ -545,6 +545,14 @@ shift_left_p = binary("shift_left", _shl, _dt.is_integer, lowp=False)
 shift_right_arithmetic_p = binary("shift_right_arithmetic", _shr_arith, _dt.is_integer, lowp=False)
 shift_right_logical_p = binary("shift_right_logical", _shr_logical, _dt.is_integer, lowp=False)
 
+# Transcendentals and divisions: a fused value containing one is worth a buffer
+# when several kernels read it (cheap values are recomputed by each reader).
+for _p in (exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p, sin_p, cos_p, tan_p, asin_p,
+           acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, sqrt_p, rsqrt_p, cbrt_p, erf_p,
+           erfc_p, erf_inv_p, lgamma_p, digamma_p, polygamma_p, pow_p, atan2_p, div_p, rem_p):
+    _p.cost = "expensive"
+del _p
+
 
 def _cmp(name, npfn, allowed=_any):
     p = Primitive(name)

@@ -128,6 +128,7 @@ def _fft_batch(axis_size, args, dims, *, fft_type, fft_lengths):
 
 
 fft_p = Primitive("fft")
+fft_p.kind = "library"
 fft_p.abstract_eval = _fft_abstract
 fft_p.impl = _fft_impl
 fft_p.batch = _fft_batch

@@ -308,6 +308,7 @@ def _gather_batch(axis_size, args, dims, *, dimension_numbers, slice_sizes, **pa
 
 
 gather_p = Primitive("gather")
+gather_p.kind = "indexing"
 gather_p.abstract_eval = _gather_abstract
 gather_p.impl = _gather_impl
 gather_p.jvp = _gather_jvp
@@ -435,6 +436,7 @@ def _make_scatter(name, ufunc, allow_complex=True):
     p.abstract_eval = _scatter_abstract_for(name, allow_complex)
     p.impl = _scatter_impl_for(name, ufunc, allow_complex)
     p.batch = _scatter_batch(p)
+    p.kind = "scatter"
     return p
 
 

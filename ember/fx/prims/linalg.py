@@ -251,6 +251,7 @@ def _cholesky_jvp(primals, tangents):
 
 
 cholesky_p = Primitive("cholesky")
+cholesky_p.kind = "library"
 cholesky_p.abstract_eval = _cholesky_abstract
 cholesky_p.impl = _cholesky_impl
 cholesky_p.jvp = _cholesky_jvp
@@ -393,6 +394,7 @@ def _ts_batch(axis_size, args, dims, **params):
 
 
 triangular_solve_p = Primitive("triangular_solve")
+triangular_solve_p.kind = "library"
 triangular_solve_p.abstract_eval = _ts_abstract
 triangular_solve_p.impl = _ts_impl
 triangular_solve_p.jvp = _ts_jvp
@@ -518,6 +520,7 @@ def _lu_jvp(primals, tangents):
 
 
 lu_p = Primitive("lu", multiple_results=True)
+lu_p.kind = "library"
 lu_p.abstract_eval = _lu_abstract
 lu_p.impl = _lu_impl
 lu_p.jvp = _lu_jvp
@@ -625,6 +628,7 @@ def _qr_jvp(primals, tangents, *, full_matrices):
 
 
 qr_p = Primitive("qr", multiple_results=True)
+qr_p.kind = "library"
 qr_p.abstract_eval = _qr_abstract
 qr_p.impl = _qr_impl
 qr_p.jvp = _qr_jvp
@@ -678,6 +682,7 @@ def _eigh_jvp(primals, tangents, *, lower):
 
 
 eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p.kind = "library"
 eigh_p.abstract_eval = _eigh_abstract
 eigh_p.impl = _eigh_impl
 eigh_p.jvp = _eigh_jvp
@@ -776,6 +781,7 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
 
 
 svd_p = Primitive("svd", multiple_results=True)
+svd_p.kind = "library"
 svd_p.abstract_eval = _svd_abstract
 svd_p.impl = _svd_impl
 svd_p.jvp = _svd_jvp
@@ -844,6 +850,7 @@ def _eig_jvp(primals, tangents, *, compute_eigenvectors):
 
 
 eig_p = Primitive("eig", multiple_results=True)
+eig_p.kind = "library"
 eig_p.abstract_eval = _eig_abstract
 eig_p.impl = _eig_impl
 eig_p.jvp = _eig_jvp

@@ -26,6 +26,7 @@ ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KS_PARITY = 0x1BD11BDA
 
 threefry2x32_p = Primitive("threefry2x32", multiple_results=True)
+threefry2x32_p.kind = "library"
 
 
 def _abstract(k0, k1, x0, x1):
@@ -157,6 +158,7 @@ threefry2x32_p.lowerings["expand"] = threefry2x32_composite
 # exact (correctly rounded) everywhere.
 
 sampler_math_p = Primitive("sampler_math")
+sampler_math_p.kind = "library"
 
 
 def _elementwise(fn):

@@ -8,6 +8,8 @@ Example:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import dtypes as _dt
@@ -96,20 +98,35 @@ def _reduced_size(aval, axes):
 
 # --- identities -------------------------------------------------------------------
 
-def _lowest(d):
-    if d == _dt.bool_:
-        return False
-    if _dt.is_integer(d):
-        return np.iinfo(d).min
-    return -np.inf
+def reduction_identity(op: str, dtype):
+    """The identity of the monoid `op` ("sum", "prod", "max", "min", "and", "or",
+    "xor") on `dtype`, as a Python scalar: what an empty reduction gives and what
+    an accumulator starts from (the reference impls, the scheduler's padding of
+    split reductions and the native renderers all read this one table).
 
-
-def _highest(d):
+    Example:
+        >>> reduction_identity("and", np.int8), reduction_identity("max", np.float32)
+        (-1, -inf)
+    """
+    d = np.dtype(dtype)
     if d == _dt.bool_:
-        return True
+        if op not in ("sum", "prod", "max", "min", "and", "or", "xor"):
+            raise ValueError(f"no identity for {op!r} on bool")
+        return op in ("and", "min", "prod")
+    if op == "sum":
+        return 0.0 if _dt.is_inexact(d) else 0
+    if op == "prod":
+        return 1.0 if _dt.is_inexact(d) else 1
+    if _dt.is_float(d) and op in ("max", "min"):
+        return -math.inf if op == "max" else math.inf
     if _dt.is_integer(d):
-        return np.iinfo(d).max
-    return np.inf
+        info = np.iinfo(d)
+        ident = {"max": info.min, "min": info.max, "or": 0, "xor": 0,
+                 # all bits set: -1 for signed types
+                 "and": -1 if d.kind == "i" else info.max}.get(op)
+        if ident is not None:
+            return int(ident)
+    raise ValueError(f"no identity for {op!r} on {d.name}")
 
 
 # --- numpy implementations --------------------------------------------------------
@@ -125,7 +142,7 @@ def _accumulating(npfn):
     return impl
 
 
-def _extremum(npfn, identity):
+def _extremum(npfn):
     op = "max" if npfn is np.max else "min"
 
     def impl(x, *, axes):
@@ -133,10 +150,10 @@ def _extremum(npfn, identity):
         d = x.dtype
         xc = x.astype(np.float32) if d == _dt.bfloat16 else x
         with np.errstate(invalid="ignore"):
-            out = np.asarray(npfn(xc, axis=axes, initial=np.array(identity(d), dtype=xc.dtype)[()]))
+            out = np.asarray(npfn(xc, axis=axes, initial=np.array(reduction_identity(op, d), dtype=xc.dtype)[()]))
         if xc.dtype.kind == "f" and np.any(out == 0):
             # IEEE maximum/minimum order the zeros (-0.0 < +0.0); numpy keeps the first
-            init = order_keys(np.array(identity(d), xc.dtype), op)[()]
+            init = order_keys(np.array(reduction_identity(op, d), xc.dtype), op)[()]
             keys = npfn(order_keys(xc, op), axis=axes, initial=init)
             out = np.where(out == 0, from_order_keys(keys, xc.dtype), out)
         return np.asarray(out).astype(d, copy=False)
@@ -175,14 +192,15 @@ def _reducer(name, allowed, impl):
     p.abstract_eval = _reduce_abstract(name, allowed)
     p.impl = _guarded(p, allowed, impl)
     p.batch = _reducer_batch(p)
+    p.kind = "reduction"
     return p
 
 
 reduce_sum_p = _reducer("reduce_sum", _numeric, _sum_impl)
 deflinear(reduce_sum_p, _sum_transpose)
 reduce_prod_p = _reducer("reduce_prod", _numeric, _accumulating(np.prod))
-reduce_max_p = _reducer("reduce_max", _ordered, _extremum(np.max, _lowest))
-reduce_min_p = _reducer("reduce_min", _ordered, _extremum(np.min, _highest))
+reduce_max_p = _reducer("reduce_max", _ordered, _extremum(np.max))
+reduce_min_p = _reducer("reduce_min", _ordered, _extremum(np.min))
 reduce_and_p = _reducer("reduce_and", _intlike, _bitwise(np.bitwise_and))
 reduce_or_p = _reducer("reduce_or", _intlike, _bitwise(np.bitwise_or))
 reduce_xor_p = _reducer("reduce_xor", _intlike, _bitwise(np.bitwise_xor))
@@ -384,12 +402,14 @@ def _arg_batch(prim):
 
 
 argmax_p = Primitive("argmax")
+argmax_p.kind = "reduction"
 argmax_p.abstract_eval = _arg_abstract("argmax")
 argmax_p.impl = _arg_impl(np.argmax, "argmax")
 argmax_p.batch = _arg_batch(argmax_p)
 defjvp_zero(argmax_p)
 
 argmin_p = Primitive("argmin")
+argmin_p.kind = "reduction"
 argmin_p.abstract_eval = _arg_abstract("argmin")
 argmin_p.impl = _arg_impl(np.argmin, "argmin")
 argmin_p.batch = _arg_batch(argmin_p)

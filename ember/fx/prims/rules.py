@@ -110,6 +110,7 @@ def defvectorized(prim):
     def batch(axis_size, args, dims, **params):
         return prim.bind(*args, **params), dims[0]
     prim.batch = batch
+    prim.kind = "elementwise"
     return prim
 
 
@@ -146,6 +147,7 @@ def defbroadcasting(prim):
             new.append(x)
         return prim.bind(*new, **params), 0
     prim.batch = batch
+    prim.kind = "elementwise"
     return prim
 
 

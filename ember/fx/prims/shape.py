@@ -60,6 +60,7 @@ def _bid_batch(axis_size, args, dims, *, shape, broadcast_dimensions):
 
 
 broadcast_in_dim_p = Primitive("broadcast_in_dim")
+broadcast_in_dim_p.kind = "movement"
 broadcast_in_dim_p.abstract_eval = _bid_abstract
 broadcast_in_dim_p.impl = _bid_impl
 broadcast_in_dim_p.batch = _bid_batch
@@ -92,6 +93,7 @@ def _reshape_batch(axis_size, args, dims, *, new_sizes):
 
 
 reshape_p = Primitive("reshape")
+reshape_p.kind = "movement"
 reshape_p.abstract_eval = _reshape_abstract
 reshape_p.impl = lambda x, *, new_sizes: np.reshape(x, new_sizes)
 reshape_p.batch = _reshape_batch
@@ -128,6 +130,7 @@ def _transpose_transpose(ct, x, *, permutation):
 
 
 transpose_p = Primitive("transpose")
+transpose_p.kind = "movement"
 transpose_p.abstract_eval = _transpose_abstract
 transpose_p.impl = lambda x, *, permutation: np.transpose(x, permutation)
 transpose_p.batch = _transpose_batch
@@ -211,6 +214,7 @@ def _squeeze_batch(axis_size, args, dims, *, dimensions):
 
 
 squeeze_p = Primitive("squeeze")
+squeeze_p.kind = "movement"
 squeeze_p.abstract_eval = _squeeze_abstract
 squeeze_p.impl = _checked(_squeeze_abstract, lambda x, *, dimensions: np.squeeze(np.asarray(x), dimensions))
 squeeze_p.batch = _squeeze_batch
@@ -257,6 +261,7 @@ def _expand_batch(axis_size, args, dims, *, dimensions):
 
 
 expand_dims_p = Primitive("expand_dims")
+expand_dims_p.kind = "movement"
 expand_dims_p.abstract_eval = _expand_abstract
 expand_dims_p.impl = _checked(_expand_abstract, _expand_impl)
 expand_dims_p.batch = _expand_batch
@@ -290,6 +295,7 @@ def _rev_batch(axis_size, args, dims, *, dimensions):
 
 
 rev_p = Primitive("rev")
+rev_p.kind = "movement"
 rev_p.abstract_eval = _rev_abstract
 rev_p.impl = _checked(_rev_abstract, lambda x, *, dimensions: np.flip(np.asarray(x), dimensions))
 rev_p.batch = _rev_batch
@@ -389,6 +395,7 @@ def _pad_batch(axis_size, args, dims, *, padding_config):
 
 
 pad_p = Primitive("pad")
+pad_p.kind = "movement"
 pad_p.abstract_eval = _pad_abstract
 pad_p.impl = _checked(_pad_abstract, _pad_impl)
 pad_p.batch = _pad_batch
@@ -456,6 +463,7 @@ def _concat_batch(axis_size, args, dims, *, dimension):
 
 
 concatenate_p = Primitive("concatenate")
+concatenate_p.kind = "movement"
 concatenate_p.abstract_eval = _concat_abstract
 concatenate_p.impl = _checked(_concat_abstract, lambda *xs, dimension: np.concatenate(
     [np.asarray(x) for x in xs], axis=dimension))
@@ -518,6 +526,7 @@ def _slice_batch(axis_size, args, dims, *, start_indices, limit_indices, strides
 
 
 slice_p = Primitive("slice")
+slice_p.kind = "movement"
 slice_p.abstract_eval = _slice_abstract
 slice_p.impl = _checked(_slice_abstract, _slice_impl)
 slice_p.batch = _slice_batch
@@ -619,6 +628,7 @@ def _ds_batch(axis_size, args, dims, *, slice_sizes):
 
 
 dynamic_slice_p = Primitive("dynamic_slice")
+dynamic_slice_p.kind = "indexing"
 dynamic_slice_p.abstract_eval = _ds_abstract
 dynamic_slice_p.impl = _checked(_ds_abstract, _ds_impl)
 dynamic_slice_p.jvp = _ds_jvp
@@ -735,6 +745,7 @@ def _dus_batch(axis_size, args, dims):
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_update_slice_p.kind = "indexing"
 dynamic_update_slice_p.abstract_eval = _dus_abstract
 dynamic_update_slice_p.impl = _checked(_dus_abstract, _dus_impl)
 dynamic_update_slice_p.jvp = _dus_jvp
@@ -780,6 +791,7 @@ def _iota_jvp(primals, tangents, **params):
 
 
 iota_p = Primitive("iota")
+iota_p.kind = "movement"
 iota_p.abstract_eval = _iota_abstract
 iota_p.impl = _iota_impl
 iota_p.jvp = _iota_jvp

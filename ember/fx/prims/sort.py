@@ -87,6 +87,7 @@ def _along_axis_batch(prim):
 
 
 take_along_axis_p = Primitive("take_along_axis")
+take_along_axis_p.kind = "indexing"
 take_along_axis_p.abstract_eval = _taa_abstract
 take_along_axis_p.impl = _taa_impl
 take_along_axis_p.jvp = _taa_jvp
@@ -134,6 +135,7 @@ def _sa_transpose(ct, upd, idx, *, axis, size):
 
 
 scatter_add_along_axis_p = Primitive("scatter_add_along_axis")
+scatter_add_along_axis_p.kind = "scatter"
 scatter_add_along_axis_p.abstract_eval = _sa_abstract
 scatter_add_along_axis_p.impl = _sa_impl
 scatter_add_along_axis_p.jvp = _sa_jvp
@@ -224,6 +226,7 @@ def _sort_batch(axis_size, args, dims, *, dimension, is_stable, num_keys):
 
 
 sort_p = Primitive("sort", multiple_results=True)
+sort_p.kind = "library"
 sort_p.abstract_eval = _sort_abstract
 sort_p.impl = _sort_impl
 sort_p.jvp = _sort_jvp
@@ -312,6 +315,7 @@ def _top_k_batch(axis_size, args, dims, *, k):
 
 
 top_k_p = Primitive("top_k", multiple_results=True)
+top_k_p.kind = "library"
 top_k_p.abstract_eval = _top_k_abstract
 top_k_p.impl = _top_k_impl
 top_k_p.jvp = _top_k_jvp

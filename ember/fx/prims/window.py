@@ -316,14 +316,17 @@ def _ordered(d):
 
 
 reduce_window_sum_p = Primitive("reduce_window_sum")
+reduce_window_sum_p.kind = "reduction"
 reduce_window_sum_p.abstract_eval = _reduce_window_abstract("reduce_window_sum", _numeric)
 reduce_window_sum_p.impl = _reduce_window_impl("sum", reduce_window_sum_p.abstract_eval)
 
 reduce_window_max_p = Primitive("reduce_window_max")
+reduce_window_max_p.kind = "reduction"
 reduce_window_max_p.abstract_eval = _reduce_window_abstract("reduce_window_max", _ordered)
 reduce_window_max_p.impl = _reduce_window_impl("max", reduce_window_max_p.abstract_eval)
 
 reduce_window_min_p = Primitive("reduce_window_min")
+reduce_window_min_p.kind = "reduction"
 reduce_window_min_p.abstract_eval = _reduce_window_abstract("reduce_window_min", _ordered)
 reduce_window_min_p.impl = _reduce_window_impl("min", reduce_window_min_p.abstract_eval)
 
@@ -357,10 +360,12 @@ def _ssa_abstract(s, x, *, select_prim, window_dimensions, window_strides, paddi
 
 
 select_and_gather_add_p = Primitive("select_and_gather_add")
+select_and_gather_add_p.kind = "reduction"
 select_and_gather_add_p.abstract_eval = _sag_abstract
 select_and_gather_add_p.impl = _sag_impl
 
 select_and_scatter_add_p = Primitive("select_and_scatter_add")
+select_and_scatter_add_p.kind = "scatter"
 select_and_scatter_add_p.abstract_eval = _ssa_abstract
 select_and_scatter_add_p.impl = _ssa_impl
 

@@ -29,6 +29,7 @@ from ..transpose import backward_pass
 from ..util import as_ember, as_ember_args, at_user, flatten_outputs, first_type_mismatch, fun_location, mismatch_message
 
 cond_p = Primitive("cond", multiple_results=True)
+cond_p.kind = "control"
 
 
 def _cond_abstract(index, *ops, branches):

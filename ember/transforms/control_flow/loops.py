@@ -26,6 +26,7 @@ from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_v
 from .common import graph_with_extra_inputs
 
 while_p = Primitive("while_loop", multiple_results=True)
+while_p.kind = "control"
 
 
 def _while_abstract(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts):

@@ -28,6 +28,7 @@ from ..transpose import backward_pass
 from ..util import as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
 
 scan_p = Primitive("scan", multiple_results=True)
+scan_p.kind = "control"
 
 
 def _x_aval(a):

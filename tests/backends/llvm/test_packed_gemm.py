@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import ember
 from ember import lax
 from ember.backends.llvm import packed_gemm
-from ember.backends.llvm.codegen import render_program, supports
+from ember.backends.llvm.codegen import render_program
+from ember.backends.llvm.kernel_target import cpu_target
 from ember.backends.kernels import schedule
 
 DTYPES = [np.float32, np.float64]
@@ -158,7 +159,7 @@ def _product_graph():
 
 def test_programs_call_the_packed_gemm_by_default(monkeypatch):
     monkeypatch.delenv("EMBER_GEMM", raising=False)
-    text, _ = render_program(schedule(_product_graph(), supports), "m")
+    text, _ = render_program(schedule(_product_graph(), cpu_target()), "m")
     assert packed_gemm.SYMBOLS[np.dtype(np.float32)] in text and "sgemm" not in text
 
 
@@ -167,7 +168,7 @@ def test_ember_gemm_blas_routes_products_to_scipy(monkeypatch):
     if not blas.available():
         pytest.skip("no scipy BLAS")
     monkeypatch.setenv("EMBER_GEMM", "blas")
-    text, _ = render_program(schedule(_product_graph(), supports), "m")
+    text, _ = render_program(schedule(_product_graph(), cpu_target()), "m")
     assert blas.SYMBOLS[np.dtype(np.float32)] in text and "ember_gemm" not in text
     from ember.backends.llvm.executable import compile_graph
     g = _product_graph()

@@ -71,7 +71,7 @@ def expected(name, x, axes):
     if name == "reduce_prod":
         return np.prod(w, axis=axes).astype(d)
     if name in ("reduce_max", "reduce_min"):
-        ident = R._lowest(d) if name == "reduce_max" else R._highest(d)
+        ident = R.reduction_identity("max" if name == "reduce_max" else "min", d)
         f = np.max if name == "reduce_max" else np.min
         v = x.astype(np.float64) if d.kind == "f" or d == BF16 else x
         return f(v, axis=axes, initial=np.array(ident, v.dtype)[()]).astype(d)

@@ -1,0 +1,151 @@
+"""Passes over a program's steps that merge kernels: elementwise epilogues into
+the gemm they read, kernels over the same rows into one `RowKernel`, and a row
+group's intermediates stored in the output that reads them last.
+
+Example:
+    >>> _fuse_rows([])
+    []
+"""
+from __future__ import annotations
+
+import math
+
+from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, split_row
+
+
+def _fuse_epilogues(steps):
+    """Move map kernels that read a (non-batched) product elementwise into its
+    GemmKernel, when everything else they read exists before the product."""
+    produced_at = {}
+    for i, s in enumerate(steps):
+        for o in s.outputs:
+            produced_at[o] = i
+    taken = set()
+    for i, g in enumerate(steps):
+        if not isinstance(g, GemmKernel) or g.batch != 1:
+            continue
+        ready = {o for o, j in produced_at.items() if j < i} | set(g.outputs)
+        elem = linearize((E("v", 0), E("v", 1)), (g.m, g.n))
+        for j in range(i + 1, len(steps)):
+            m = steps[j]
+            if j in taken or not isinstance(m, MapKernel) or tuple(m.shape) != (g.m, g.n):
+                continue
+            loads = _loads(m.body)
+            if not any(b == g.out for b, _ in loads):
+                continue
+            if any(b in g.outputs and idx is not elem for b, idx in loads):
+                continue
+            if not all(b in ready or b not in produced_at for b in m.inputs):
+                continue
+            g.epilogue.append(m)
+            ready.add(m.out)
+            taken.add(j)
+    return [s for j, s in enumerate(steps) if j not in taken]
+
+
+def _row_outer(step):
+    """The leading dimensions a step can share with a row group, and whether it can
+    start one (a reduction over trailing axes with a register accumulator)."""
+    if isinstance(step, ReduceKernel):
+        kept = step.kept
+        if kept and step.register_accumulator and kept == tuple(range(len(kept))):
+            return step.space[:len(kept)]
+        return None
+    return None
+
+
+def _loads(expr):
+    """(buffer, index expression) of every load in a value expression."""
+    out, seen, stack = [], set(), [expr]
+    while stack:
+        e = stack.pop()
+        if type(e) is not E or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if e[0] == "load":
+            out.append((e[1], e[2]))
+        stack.extend(x for x in e if type(x) is E)
+    return out
+
+
+def _joins(step, outer, produced):
+    """Can `step` run inside a row group over `outer` whose members wrote `produced`?"""
+    if isinstance(step, ReduceKernel):
+        if _row_outer(step) != outer:
+            return False
+        space = step.space
+    elif isinstance(step, MapKernel):
+        space = step.shape
+        if tuple(space[:len(outer)]) != tuple(outer):
+            return False
+    else:
+        return False
+    r = len(outer)
+    ranges = {i: n for i, n in enumerate(space)}
+    row = linearize(tuple(E("v", i) for i in range(r)), outer)
+    for buf, idx in _loads(step.body):
+        if buf not in produced:
+            continue
+        inner = math.prod(produced[buf]) // max(math.prod(outer), 1)
+        if inner == 0:
+            return False
+        split = split_row(idx, inner, ranges)
+        if split is None or split[0] is not row:
+            return False
+    return True
+
+
+def _alias_row_intermediates(steps, outputs, buffers):
+    """Store a row group's intermediate in the output of the member that reads it
+    last, when nothing else needs it, that member reads it only at the element it
+    writes (so each element is read before it is overwritten) and no member in
+    between writes there."""
+    read_later = set(outputs)
+    for s in reversed(steps):
+        if isinstance(s, RowKernel):
+            members, aliases = s.members, s.aliases
+            for j in range(len(members) - 1, -1, -1):
+                a = members[j]
+                x = a.out
+                if x in read_later or not isinstance(a, MapKernel):
+                    continue
+                readers = [k for k in range(j + 1, len(members)) if any(b == x for b, _ in _loads(members[k].body))]
+                if not readers:
+                    continue
+                last = members[readers[-1]]
+                target = aliases.get(last.out, last.out)
+                if (not isinstance(last, MapKernel) or tuple(last.shape) != tuple(a.shape)
+                        or buffers[target].dtype != buffers[x].dtype
+                        or any(aliases.get(members[k].out, members[k].out) == target for k in range(j + 1, readers[-1]))):
+                    continue
+                here = linearize(tuple(E("v", i) for i in range(len(last.shape))), last.shape)
+                if all(idx is here for b, idx in _loads(last.body) if b == x):
+                    aliases[x] = target
+        for b in s.inputs:
+            read_later.add(b)
+
+
+def _fuse_rows(steps):
+    out, group, outer, produced = [], [], None, {}
+
+    def flush():
+        if len(group) > 1:
+            names = "_".join(m.name.split("_", 1)[0] for m in group)
+            out.append(RowKernel(f"r_{names}", tuple(outer), list(group)))
+        else:
+            out.extend(group)
+
+    for s in steps:
+        if group and _joins(s, outer, produced):
+            group.append(s)
+            produced[s.out] = s.shape
+            continue
+        flush()
+        group, outer, produced = [], None, {}
+        o = _row_outer(s)
+        if o is not None:
+            group, outer, produced = [s], o, {s.out: s.shape}
+        else:
+            out.append(s)
+    flush()
+    return out

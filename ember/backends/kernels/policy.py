@@ -1,0 +1,122 @@
+"""The scheduling decisions that read the `Target`: which products are gemms
+(and how each is cut into blocks), which are written out, which convolutions
+are native, which reductions are split into chunks.
+
+Example:
+    >>> from ember.backends.llvm.kernel_target import cpu_target
+    >>> _gemm_blocks(1, 1024, 1024, 1024, cpu_target(threads=2))
+    (1024, 512)
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...fx.ir import Var
+
+
+def _gemm_plan(eq, target):
+    """Sizes and operand layouts of a dot_general that the target's gemm can compute, or None."""
+    lhs, rhs = eq.inputs
+    d = np.dtype(eq.outputs[0].aval.dtype)
+    if d not in target.gemm_dtypes or lhs.aval.dtype != d or rhs.aval.dtype != d:
+        return None
+    (lc, rc), (lb, rb) = eq.params["dimension_numbers"]
+    lc, rc, lb, rb = tuple(lc), tuple(rc), tuple(lb), tuple(rb)
+    ls, rs = lhs.aval.shape, rhs.aval.shape
+    lf = tuple(i for i in range(len(ls)) if i not in lc and i not in lb)
+    rf = tuple(i for i in range(len(rs)) if i not in rc and i not in rb)
+    size = lambda shape, dims: math.prod(shape[i] for i in dims)  # noqa: E731
+    batch, m, n, k = size(ls, lb), size(ls, lf), size(rs, rf), size(ls, lc)
+    if min(batch, m, n, k) == 0 or max(m, n, k) >= target.gemm_max_dim:
+        return None  # degenerate products and sizes the gemm cannot take are library steps
+    nb, nm, nn = len(lb), len(lf), len(rf)
+    return {"batch": batch, "m": m, "n": n, "k": k,
+            "lhs_perms": (lb + lf + lc, lb + lc + lf), "rhs_perms": (rb + rc + rf, rb + rf + rc),
+            "swap_perm": tuple(range(nb)) + tuple(range(nb + nm, nb + nm + nn)) + tuple(range(nb, nb + nm))}
+
+
+def _dot_fuses(eq, target):
+    """A product small enough to write out (target.dot_fuse_max_k*)."""
+    lhs, rhs = eq.inputs
+    d = np.dtype(eq.outputs[0].aval.dtype)
+    if d.kind not in "fiu" or d.name in ("float16", "bfloat16") or lhs.aval.dtype != d or rhs.aval.dtype != d:
+        return False
+    (lc, _), _ = eq.params["dimension_numbers"]
+    limit = target.dot_fuse_max_k_float if d.kind == "f" else target.dot_fuse_max_k
+    return math.prod(lhs.aval.shape[i] for i in lc) <= limit
+
+
+def _layout_of(shape, perms):
+    """False when a row-major buffer of `shape` is laid out as `perms[0]` (ignoring
+    unit dimensions), True for `perms[1]` (the gemm reads it transposed), else None."""
+    for t, perm in enumerate(perms):
+        dims = [p for p in perm if shape[p] != 1]
+        if dims == sorted(dims):
+            return bool(t)
+    return None
+
+
+def _gemm_blocks(batch, m, n, k, target):
+    """(mblock, nblock): the block of one product a parallel task computes (at most
+    one block per worker; of the grids with that many blocks, the one packing the
+    least, column blocks x |A| + row blocks x |B|)."""
+    want = min(target.threads, 2 * m * n * k // target.gemm_min_block_flops) // batch
+    best = None
+    for tasks in range(max(want, 1), 0, -1):
+        for r in range(1, tasks + 1):
+            if tasks % r:
+                continue
+            c = tasks // r
+            if (r > 1 and m // r < target.gemm_min_block) or (c > 1 and n // c < target.gemm_min_block):
+                continue
+            cost = c * m * k + r * k * n
+            if best is None or cost < best[0]:
+                best = (cost, r, c)
+        if best is not None:
+            break
+    _, r, c = best
+
+    def block(extent, parts):
+        if parts == 1:
+            return extent
+        b = -(-extent // parts)
+        tile = target.gemm_tile
+        return min(-(-b // tile) * tile, extent)  # whole micro-tiles
+    return block(m, r), block(n, c)
+
+
+def _conv_ok(eq, target):
+    lhs, rhs = eq.inputs
+    d = np.dtype(eq.outputs[0].aval.dtype)
+    p = eq.params
+    if d not in target.gemm_dtypes or lhs.aval.dtype != d or rhs.aval.dtype != d or p["batch_group_count"] != 1:
+        return False
+    return type(lhs) is Var and type(rhs) is Var and eq.outputs[0].aval.size > 0 and rhs.aval.size > 0
+
+
+def _split_chunks(space, axes, dtype, target):
+    """(chunks, chunk length) of a reduction over `space` split along its outermost
+    axis into partial results, or None to keep it one kernel: the target splits
+    reductions whose outermost loop is reduced (the workers could not share it)
+    into at most `split_max_chunks` chunks of at least `split_min_chunk` elements;
+    half precision never (its float32 accumulator lives in a register only).
+
+    Example:
+        >>> from ember.backends.llvm.kernel_target import cpu_target
+        >>> _split_chunks((1 << 20,), (0,), np.dtype(np.float32), cpu_target())
+        (32, 32768)
+    """
+    kept = tuple(i for i in range(len(space)) if i not in axes)
+    n0 = space[0] if space else 0
+    chunks = min(target.split_max_chunks, n0, math.prod(space) // target.split_min_chunk)
+    lowp = np.dtype(dtype).name in ("float16", "bfloat16")
+    if 0 in kept or not space or lowp or chunks < 2 or not target.split_reductions:
+        return None
+    for c in range(chunks, max(chunks // 2, 1), -1):
+        if n0 % c == 0:
+            chunks = c
+            break
+    length = -(-n0 // chunks)
+    return -(-n0 // length), length
