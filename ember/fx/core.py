@@ -197,8 +197,10 @@ class Primitive:
             windowed forms) | "contraction" (dot_general, convolution) |
             "scatter" (combines updates into an operand at indices) |
             "library" (no kernel form: sort, linalg, fft, bit casts) |
-            "control" (higher-order: cond, scan, jit_call, ...) | None (unset:
-            a test fails)
+            "control" (higher-order: cond, scan, jit_call, ...) |
+            "collective" (combines values across the members of a named axis:
+            psum, all_gather, ...; a host library step when compiled) | None
+            (unset: a test fails)
       cost: "cheap" | "expensive" (elementwise: worth materialising once
             when it has several consumers)
 

@@ -24,6 +24,7 @@ from .util import as_ember, at_user, fun_location
 __all__ = ["custom_linear_solve", "custom_root"]
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
+linear_solve_p.kind = "control"
 
 
 def _structure_error(api, what, fun, got_tree, got_avals, want_tree, want_avals):

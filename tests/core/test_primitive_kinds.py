@@ -11,7 +11,7 @@ from ember.fx.core import PRIMITIVES, Primitive
 
 # the values documented in Primitive's docstring
 KINDS = {"elementwise", "identity", "movement", "indexing", "reduction", "contraction", "scatter",
-         "library", "control"}
+         "library", "control", "collective"}
 COSTS = {"cheap", "expensive"}
 
 
