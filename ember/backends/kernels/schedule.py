@@ -46,6 +46,7 @@ import numpy as np
 from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
 from ...fx.prims import conv as _conv, contraction as _contraction, reduce as _reduce, shape as _shape
+from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
@@ -73,6 +74,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         raise TypeError(f"schedule: target must be a backends.kernels.Target, got {type(target).__name__} "
                         "(a backend supplies its own, e.g. backends.llvm.kernel_target.cpu_target())")
     reset_interning()
+    closed = widen_half_products(closed, target)
     g = closed.graph
     buffers: list[Buffer] = []
     buf_of: dict[Var, int] = {}
