@@ -5,3 +5,4 @@ from . import cumulative, sort  # noqa: F401
 from . import contraction, conv, window  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import indexing  # noqa: F401
+from . import taylor  # noqa: F401  (Taylor rules, after every family)
