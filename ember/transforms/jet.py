@@ -192,6 +192,39 @@ def split_series(flat, nonzeros, avals, order):
     return [[next(it) for _ in range(order)] if nz else [None] * order for nz in nonzeros]
 
 
+def series_operands(primals, series, nonzeros):
+    """The instantiated terms of each marked series, flat, as `jet_graph` takes them."""
+    out = []
+    for p, s, nz in zip(primals, series, nonzeros):
+        if nz:
+            out += instantiate_series(s, tangent_aval(get_aval(p)))
+    return out
+
+
+def grouped_order(sizes, nonzeros, order):
+    """Positions of `jet_graph`'s inputs (or outputs) regrouped as, for each group of
+    `sizes`: its primals, then its series: the operand layout of scan/while.
+
+    Example:
+        >>> grouped_order([1, 1], [True, True], 2)
+        [0, 2, 3, 1, 4, 5]
+    """
+    n = len(nonzeros)
+    at, r = {}, 0
+    for i, nz in enumerate(nonzeros):
+        if nz:
+            at[i] = [n + r * order + k for k in range(order)]
+            r += 1
+    perm, start = [], 0
+    for size in sizes:
+        idx = range(start, start + size)
+        perm += list(idx)
+        for i in idx:
+            perm += at.get(i, [])
+        start += size
+    return perm
+
+
 def nonzero_series(series):
     """True for each series with at least one nonzero term."""
     return [s is not None and any(t is not None for t in s) for s in series]
