@@ -128,13 +128,22 @@ def s_riccati(x, y0, a, b, c):
     y, g = [y0], []
     for k in range(1, len(x)):
         m = k - 1
-        sq = _sum([_mul(y[i], y[m - i]) for i in range(m + 1)]) if c else None
+        sq = _square_coef(y, m) if c else None
         gm = _sum([_scale(y[m], b) if b else None, _scale(sq, c) if c else None])
         if m == 0 and a:
             gm = ew.add(gm, _c(y0, a)) if gm is not None else ew.add(ew.mul(y0, _c(y0, 0)), _c(y0, a))
         g.append(gm)
         y.append(_scale(_sum([_mul(jx[j], g[k - j]) for j in range(1, k + 1)]), 1.0 / k))
     return y
+
+
+def _square_coef(y, m):
+    """Coefficient m of y^2, using the symmetry y_i y_{m-i} = y_{m-i} y_i."""
+    terms = [_mul(y[i], y[m - i]) for i in range((m + 1) // 2)]
+    acc = _scale(_sum(terms), 2)
+    if m % 2 == 0:
+        acc = _sum([acc, _mul(y[m // 2], y[m // 2])])
+    return acc
 
 
 def s_sincos(x, s0, c0, hyperbolic=False):
@@ -450,7 +459,15 @@ P["pow"].taylor = _pow_rule
 P["select_n"].taylor = _select_rule
 P["clamp"].taylor = _clamp_rule
 
-for _name in ("add", "sub", "neg", "convert_element_type", "real", "imag", "conj", "complex",
+def _add_sub(sign):
+    def fn(a, b, ans):
+        return [ans] + [_sum([x, _scale(y, sign)]) for x, y in zip(a[1:], b[1:])]
+    return fn
+
+
+defbinary(P["add"], _add_sub(1))
+defbinary(P["sub"], _add_sub(-1))
+for _name in ("neg", "convert_element_type", "real", "imag", "conj", "complex",
               "reduce_window_sum"):
     P[_name].taylor = linear_taylor(P[_name])
 # linear in the operands listed; the other operands only select (indices, the argmax)
