@@ -81,7 +81,7 @@ class JetTrace(Trace):
         if not any_s:
             with set_current_trace(self.parent):
                 return prim.bind(*primals, **params)
-        rule = prim.taylor
+        rule = prim.taylor or late_rule(prim)
         if rule is None:
             raise TypeError(f"ember.jet: the primitive '{prim.name}' has no Taylor rule"
                             + (" (it is not differentiable)" if "taylor" in prim.not_applicable else "")
@@ -317,9 +317,8 @@ def _inst(t, like):
 # recurrence (linear algebra, special functions, sorting).
 _FROM_JVP = ("erf_inv", "reduce_max", "reduce_min", "reduce_prod", "cummax", "cummin", "cumprod",
              "cumlogsumexp", "sort", "top_k", "scatter_mul", "scatter_max", "scatter_min",
-             "reduce_window_max", "reduce_window_min", "select_and_scatter_add",
-             "select_and_gather_add", "cholesky", "eigh", "eig", "qr", "svd", "lu",
-             "triangular_solve", "sampler_math")
+             "reduce_window_max", "reduce_window_min", "cholesky", "eigh", "eig", "qr", "svd", "lu",
+             "sampler_math")
 
 
 # Primitives whose outputs carry no series: bit patterns, random bits, constants, and
@@ -346,6 +345,13 @@ def install_jvp_derived_rules():
 
 
 install_jvp_derived_rules()
+
+
+def late_rule(prim):
+    """The rule of a primitive registered after this module was imported (ember.random's),
+    installed on first use."""
+    install_jvp_derived_rules()
+    return prim.taylor
 
 
 def _with_complex_fallback(name):

@@ -22,7 +22,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..fx.core import Trace, Tracer, check_foreign, current_trace, get_aval, new_trace, set_current_trace
 from ..tree import tree_flatten, tree_unflatten
-from .jet import jet, _at
+from .jet import _at, jet, late_rule
 from .util import as_ember_args
 
 
@@ -108,7 +108,7 @@ class LaplacianTrace(Trace):
         if all(j is None and l is None for _, j, l in lifted):
             with set_current_trace(self.parent):
                 return prim.bind(*[p for p, _, _ in lifted], **params)
-        if prim.taylor is None:
+        if prim.taylor is None and late_rule(prim) is None:
             raise TypeError(f"ember.laplacian: the primitive '{prim.name}' has no Taylor rule{_at()}")
         primals = [p for p, _, _ in lifted]
         multi = prim.multiple_results

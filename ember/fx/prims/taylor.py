@@ -473,5 +473,27 @@ for _name in ("neg", "convert_element_type", "real", "imag", "conj", "complex",
 # linear in the operands listed; the other operands only select (indices, the argmax)
 for _name, _args in (("dynamic_slice", (0,)), ("dynamic_update_slice", (0, 1)), ("gather", (0,)),
                      ("scatter_add", (0, 2)), ("scatter", (0, 2)), ("take_along_axis", (0,)),
-                     ("scatter_add_along_axis", (0,)), ("select_and_gather_add", (0,))):
+                     ("scatter_add_along_axis", (0,)), ("select_and_gather_add", (0,)),
+                     ("select_and_scatter_add", (0,))):
     P[_name].taylor = linear_taylor(P[_name], _args)
+
+
+def _triangular_solve_rule(primals, series, **params):
+    # op(A) x = b, so op(A_0) x_k = b_k - sum_{j>=1} op(A_j) x_{k-j}: one solve per order
+    from . import linalg as la
+    a, b = primals
+    x = [P["triangular_solve"].bind(a, b, **params)]
+    sa, sb = series
+    k0 = -1 if params["unit_diagonal"] else 0
+    ta = [None if t is None else (la._tril(t, k0) if params["lower"] else la._triu(t, -k0)) for t in sa]
+    opa = [None if t is None else la._op(t, params["transpose_a"], params["conjugate_a"]) for t in ta]
+    for k in range(1, len(sa) + 1):
+        corr = _sum([None if opa[j - 1] is None or x[k - j] is None else
+                     (la._matmul(opa[j - 1], x[k - j]) if params["left_side"] else la._matmul(x[k - j], opa[j - 1]))
+                     for j in range(1, k + 1)])
+        rhs = sb[k - 1] if corr is None else (ew.neg(corr) if sb[k - 1] is None else ew.sub(sb[k - 1], corr))
+        x.append(None if rhs is None else P["triangular_solve"].bind(a, rhs, **params))
+    return x[0], x[1:]
+
+
+P["triangular_solve"].taylor = _triangular_solve_rule
