@@ -32,8 +32,8 @@ def derivatives(f, x, v, order: int):
 
     Example:
         >>> import ember, ember.numpy as enp
-        >>> [round(float(d), 6) for d in derivatives(enp.sin, 0.0, 1.0, 3)]
-        [0.0, 1.0, 0.0, -1.0]
+        >>> [round(float(d), 6) + 0.0 for d in derivatives(enp.cos, 0.0, 1.0, 4)]
+        [1.0, 0.0, -1.0, 0.0, 1.0]
     """
     order = int(order)
     if order < 0:

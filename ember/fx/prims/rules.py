@@ -217,8 +217,8 @@ def zero_taylor(prim):
     Example:
         >>> from ember.fx.prims.elementwise import floor_p
         >>> import numpy as np
-        >>> floor_p.taylor([np.float64(1.5)], [[np.float64(1.0)]])
-        (array(1.), [None])
+        >>> y, ys = floor_p.taylor([np.float64(1.5)], [[np.float64(1.0)]]); float(y), ys
+        (1.0, [None])
     """
     def taylor(primals, series, **params):
         ans = prim.bind(*primals, **params)
@@ -232,14 +232,16 @@ def zero_taylor(prim):
 def linear_taylor(prim, argnums=None):
     """Taylor rule of a primitive linear in the arguments `argnums` (all of them by
     default) with the others fixed: coefficient k of the output is the primitive
-    applied to the k-th coefficients (zeros where an input has none).  The other
-    arguments must carry no series (integer indices, say).
+    applied to the k-th coefficients (zeros where an input has none).  The series
+    of the other arguments are ignored: they may only select (integer indices, the
+    operand whose argmax a windowed max picks).
 
     Example:
         >>> from ember.fx.prims.elementwise import neg_p
         >>> import numpy as np
-        >>> linear_taylor(neg_p)([np.float64(1.0)], [[np.float64(2.0), None]])
-        (array(-1.), [array(-2.), None])
+        >>> y, (y1, y2) = linear_taylor(neg_p)([np.float64(1.0)], [[np.float64(2.0), None]])
+        >>> float(y), float(y1), y2
+        (-1.0, -2.0, None)
     """
     def taylor(primals, series, **params):
         ans = prim.bind(*primals, **params)
