@@ -258,18 +258,20 @@ def defbinary(prim, fn):
     return prim
 
 
+def _bilinear_rule(prim, primals, series, params):
+    a, b = _full(primals[0], series[0]), _full(primals[1], series[1])
+    ans = prim.bind(a[0], b[0], **params)
+    out = []
+    for k in range(1, len(a)):
+        out.append(_sum([prim.bind(a[j], b[k - j], **params)
+                         for j in range(k + 1) if a[j] is not None and b[k - j] is not None]))
+    return _finish(ans, [ans] + out)
+
+
 def defbilinear(prim):
     """Taylor rule of a bilinear primitive (mul, dot_general, conv): the Cauchy
     product with the primitive as the multiplication."""
-    def taylor(primals, series, **params):
-        a, b = _full(primals[0], series[0]), _full(primals[1], series[1])
-        ans = prim.bind(a[0], b[0], **params)
-        out = []
-        for k in range(1, len(a)):
-            out.append(_sum([prim.bind(a[j], b[k - j], **params)
-                             for j in range(k + 1) if a[j] is not None and b[k - j] is not None]))
-        return _finish(ans, [ans] + out)
-    prim.taylor = taylor
+    prim.taylor = lambda primals, series, **params: _bilinear_rule(prim, primals, series, params)
     return prim
 
 
@@ -497,3 +499,34 @@ def _triangular_solve_rule(primals, series, **params):
 
 
 P["triangular_solve"].taylor = _triangular_solve_rule
+
+
+def _dot_general_rule(primals, series, *, dimension_numbers, preferred_element_type):
+    # With one operand constant (a weight matrix), the K+1 products y_k = a_k . W are one
+    # product of the stacked a_k: one gemm with K+1 times the rows, not K+1 gemms.
+    from . import shape as sh
+    a, b = _full(primals[0], series[0]), _full(primals[1], series[1])
+    params = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
+    a_const, b_const = all(t is None for t in a[1:]), all(t is None for t in b[1:])
+    if not (a_const or b_const):
+        return _bilinear_rule(P["dot_general"], primals, series, params)
+    (lc, rc), (lb, rb) = dimension_numbers
+    vary = a if b_const else b
+    idx = [k for k, t in enumerate(vary) if t is not None]
+    stacked = sh.concatenate([sh.expand_dims(vary[k], (0,)) for k in idx], 0)
+    shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
+    if b_const:
+        dn = ((shift(lc), rc), (shift(lb), rb))
+        out = P["dot_general"].bind(stacked, b[0], dimension_numbers=dn, preferred_element_type=preferred_element_type)
+        axis = len(lb)
+    else:
+        dn = ((lc, shift(rc)), (lb, shift(rb)))
+        out = P["dot_general"].bind(a[0], stacked, dimension_numbers=dn, preferred_element_type=preferred_element_type)
+        axis = len(lb) + get_aval(a[0]).ndim - len(lc) - len(lb)
+    terms = [None] * len(vary)
+    for i, k in enumerate(idx):
+        terms[k] = sh.index_in_dim(out, i, axis, keepdims=False)
+    return terms[0], terms[1:]
+
+
+P["dot_general"].taylor = _dot_general_rule
