@@ -86,8 +86,8 @@ def first_call(make):
 
 
 def jet_coefficients(f, K):
-    def coeffs(x, v):
-        return ember.jet(f, (x,), ([v] + [enp.zeros_like(v)] * (K - 1),))[1]
+    def coeffs(x, v):   # the line x + t v: D^k f[v, ..., v], k = 1..K
+        return ember.taylor.derivatives(f, x, v, K)[1:]
     return coeffs
 
 

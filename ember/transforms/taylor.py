@@ -38,7 +38,7 @@ def derivatives(f, x, v, order: int):
     order = int(order)
     if order < 0:
         raise ValueError(f"derivatives: order must be >= 0, got {order}{_at()}")
-    from ..numpy import asarray, zeros_like
+    from ..numpy import asarray
     x = asarray(x)
     v = asarray(v, dtype=x.dtype) if _dt.is_inexact(x.dtype) else asarray(v)
     if v.shape != x.shape:
@@ -46,7 +46,8 @@ def derivatives(f, x, v, order: int):
                         f"{get_aval(x).str_user()}: v must have x's shape{_at()}")
     if order == 0:
         return [f(x)]
-    z = zeros_like(v)
+    # concrete zeros (even under jit) stay symbolic in the jet: the line has one term
+    z = np.zeros(get_aval(v).shape, get_aval(v).dtype)
     y, ys = jet(f, (x,), ([v] + [z] * (order - 1),))
     return [y] + list(ys)
 
