@@ -512,7 +512,14 @@ def _dot_general_rule(primals, series, *, dimension_numbers, preferred_element_t
         return _bilinear_rule(P["dot_general"], primals, series, params)
     (lc, rc), (lb, rb) = dimension_numbers
     vary = a if b_const else b
-    idx = [k for k, t in enumerate(vary) if t is not None]
+    ans = P["dot_general"].bind(a[0], b[0], **params)
+    # the primal stays a product of its own: under vmap (laplacian's columns) the terms
+    # are batched and the primal is not
+    idx = [k for k, t in enumerate(vary) if t is not None and k > 0]
+    if len(idx) == 1:
+        k = idx[0]
+        t = P["dot_general"].bind(a[k], b[0], **params) if b_const else P["dot_general"].bind(a[0], b[k], **params)
+        return ans, [t if j == k else None for j in range(1, len(vary))]
     stacked = sh.concatenate([sh.expand_dims(vary[k], (0,)) for k in idx], 0)
     shift = lambda ds: tuple(d + 1 for d in ds)  # noqa: E731
     if b_const:
@@ -526,7 +533,7 @@ def _dot_general_rule(primals, series, *, dimension_numbers, preferred_element_t
     terms = [None] * len(vary)
     for i, k in enumerate(idx):
         terms[k] = sh.index_in_dim(out, i, axis, keepdims=False)
-    return terms[0], terms[1:]
+    return ans, terms[1:]
 
 
 P["dot_general"].taylor = _dot_general_rule
