@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 
-from ... import dtypes as _dt
 from ..core import PRIMITIVES, get_aval
 from . import elementwise as ew
 from .rules import aval_of, broadcast_to_shape, linear_taylor, zeros
