@@ -29,7 +29,15 @@ from .util import as_ember, as_ember_args, flat_with_aux, float0_zeros, split_au
 
 
 class JetTracer(Tracer):
-    """A value with its normalised Taylor coefficients `terms` (None = zero)."""
+    """A value with its normalised Taylor coefficients `terms` (None = zero).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> seen = []
+        >>> _ = jet(lambda x: seen.append(type(x).__name__) or x, (1.0,), ([1.0],))
+        >>> seen
+        ['JetTracer']
+    """
     __slots__ = ("primal", "terms")
 
     def __init__(self, trace, primal, terms):
@@ -51,7 +59,13 @@ class JetTracer(Tracer):
 
 class JetTrace(Trace):
     """Propagates truncated Taylor series of a fixed order through each primitive's
-    `taylor` rule, which runs on the parent trace (so jit/vmap/grad of a jet work)."""
+    `taylor` rule, which runs on the parent trace (so jit/vmap/grad of a jet work).
+
+    Example:
+        >>> from ember.fx.core import eval_trace
+        >>> JetTrace(eval_trace(), 3).describe()
+        'jet (order 3)'
+    """
 
     def __init__(self, parent, order: int):
         super().__init__(parent)
@@ -193,7 +207,13 @@ def split_series(flat, nonzeros, avals, order):
 
 
 def series_operands(primals, series, nonzeros):
-    """The instantiated terms of each marked series, flat, as `jet_graph` takes them."""
+    """The instantiated terms of each marked series, flat, as `jet_graph` takes them.
+
+    Example:
+        >>> import numpy as np
+        >>> [float(t) for t in series_operands([np.float64(1.0)], [[np.float64(2.0), None]], [True])]
+        [2.0, 0.0]
+    """
     out = []
     for p, s, nz in zip(primals, series, nonzeros):
         if nz:
@@ -226,12 +246,23 @@ def grouped_order(sizes, nonzeros, order):
 
 
 def nonzero_series(series):
-    """True for each series with at least one nonzero term."""
+    """True for each series with at least one nonzero term.
+
+    Example:
+        >>> nonzero_series([[None, None], [None, 1.0], None])
+        [False, True, False]
+    """
     return [s is not None and any(t is not None for t in s) for s in series]
 
 
 def instantiate_series(series, aval):
-    """A series' terms with zeros in place of None."""
+    """A series' terms with zeros in place of None.
+
+    Example:
+        >>> from ember.fx.core import AbstractArray
+        >>> [float(t) for t in instantiate_series([None, 2.0], AbstractArray((), "float64"))]
+        [0.0, 2.0]
+    """
     return [zeros(aval.strip_weak()) if t is None else t for t in series]
 
 

@@ -70,7 +70,14 @@ def hvp(f, x, v):
 
 class LaplacianTracer(Tracer):
     """A value with its Jacobian `jac` (leading axis: the n input directions) and
-    Laplacian `lap` (None where zero)."""
+    Laplacian `lap` (None where zero).
+
+    Example:
+        >>> seen = []
+        >>> _ = laplacian(lambda x: seen.append(type(x).__name__) or x)(np.ones(2))
+        >>> seen
+        ['LaplacianTracer']
+    """
     __slots__ = ("primal", "jac", "lap")
 
     def __init__(self, trace, primal, jac, lap):
@@ -92,7 +99,13 @@ class LaplacianTracer(Tracer):
 
 
 class LaplacianTrace(Trace):
-    """Propagates (value, Jacobian, Laplacian) through each primitive's Taylor rule."""
+    """Propagates (value, Jacobian, Laplacian) through each primitive's Taylor rule.
+
+    Example:
+        >>> from ember.fx.core import eval_trace
+        >>> LaplacianTrace(eval_trace()).describe()
+        'laplacian'
+    """
 
     def lift(self, x, prim=None):
         if isinstance(x, LaplacianTracer) and x._trace is self:

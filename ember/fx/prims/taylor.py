@@ -68,12 +68,22 @@ def s_add(a, b):
 
 
 def s_neg(a):
-    """Negated series."""
+    """Negated series.
+
+    Example:
+        >>> [float(t) for t in s_neg([np.float64(1.0), np.float64(2.0)])]
+        [-1.0, -2.0]
+    """
     return [_scale(t, -1) for t in a]
 
 
 def s_const(a, v):
-    """`a` + the constant v (changes the primal only)."""
+    """`a` + the constant v (changes the primal only).
+
+    Example:
+        >>> [float(t) for t in s_const([np.float64(1.0), np.float64(2.0)], 3.0)]
+        [4.0, 2.0]
+    """
     return [ew.add(a[0], _c(a[0], v))] + list(a[1:])
 
 
@@ -105,14 +115,24 @@ def s_div(a, b):
 
 
 def s_deriv(a):
-    """The series of the derivative: (a')_m = (m+1) a_{m+1}; one term shorter."""
+    """The series of the derivative: (a')_m = (m+1) a_{m+1}; one term shorter.
+
+    Example:
+        >>> [float(t) for t in s_deriv([np.float64(5.0), np.float64(1.0), np.float64(1.0)])]
+        [1.0, 2.0]
+    """
     return [_scale(a[m + 1], m + 1) if a[m + 1] is not None else None for m in range(len(a) - 1)] \
         if len(a) > 1 else []
 
 
 def s_integrate(x, g, y0):
     """y with y' = g(t) x'(t) and y(0) = y0: y_k = (1/k) sum_{j=1..k} j x_j g_{k-j}
-    (g needs K terms, g_0..g_{K-1})."""
+    (g needs K terms, g_0..g_{K-1}).
+
+    Example:
+        >>> [float(t) for t in s_integrate([np.float64(0.0), np.float64(1.0), None, None], [np.float64(1.0)] * 3, np.float64(0.0))]   # y' = 1 + t + t^2
+        [0.0, 1.0, 0.5, 0.3333333333333333]
+    """
     jx = [None] + [_scale(x[j], j) for j in range(1, len(x))]
     y = [y0]
     for k in range(1, len(x)):
@@ -122,7 +142,12 @@ def s_integrate(x, g, y0):
 
 def s_riccati(x, y0, a, b, c):
     """y with y' = (a + b y + c y^2) x', y(0) = y0 (exp: 0,1,0; tanh: 1,0,-1;
-    logistic: 0,1,-1; tan: 1,0,1), building y and g = a + b y + c y^2 together."""
+    logistic: 0,1,-1; tan: 1,0,1), building y and g = a + b y + c y^2 together.
+
+    Example:
+        >>> [round(float(t), 6) + 0.0 for t in s_riccati([np.float64(0.0), np.float64(1.0), None, None], np.float64(0.0), 1, 0, -1)[1:]]  # tanh t
+        [1.0, 0.0, -0.333333]
+    """
     jx = [None] + [_scale(x[j], j) for j in range(1, len(x))]
     y, g = [y0], []
     for k in range(1, len(x)):
@@ -146,7 +171,13 @@ def _square_coef(y, m):
 
 
 def s_sincos(x, s0, c0, hyperbolic=False):
-    """(sin x, cos x) jointly: s' = c x', c' = -s x' (cosh' = +sinh x')."""
+    """(sin x, cos x) jointly: s' = c x', c' = -s x' (cosh' = +sinh x').
+
+    Example:
+        >>> s, c = s_sincos([np.float64(0.0), np.float64(1.0), None, None], np.float64(0.0), np.float64(1.0))
+        >>> [round(float(t), 6) + 0.0 for t in s[1:]], [round(float(t), 6) + 0.0 for t in c[1:]]
+        ([1.0, 0.0, -0.166667], [0.0, -0.5, 0.0])
+    """
     jx = [None] + [_scale(x[j], j) for j in range(1, len(x))]
     s, c = [s0], [c0]
     for k in range(1, len(x)):
@@ -158,7 +189,12 @@ def s_sincos(x, s0, c0, hyperbolic=False):
 
 
 def s_log(x, y0):
-    """log x: x_0 k y_k = k x_k - sum_{j=1..k-1} j y_j x_{k-j}."""
+    """log x: x_0 k y_k = k x_k - sum_{j=1..k-1} j y_j x_{k-j}.
+
+    Example:
+        >>> [round(float(t), 6) for t in s_log([np.float64(1.0), np.float64(1.0), None, None], np.float64(0.0))[1:]]
+        [1.0, -0.5, 0.333333]
+    """
     y = [y0]
     for k in range(1, len(x)):
         acc = _sum([_mul(_scale(y[j], j / k), x[k - j]) for j in range(1, k)])
@@ -169,7 +205,12 @@ def s_log(x, y0):
 
 def s_pow_const(x, a, y0):
     """x ** a for an exponent without series: x y' = a x' y gives
-    k x_0 y_k = sum_{j=1..k} (a j - (k - j)) x_j y_{k-j}."""
+    k x_0 y_k = sum_{j=1..k} (a j - (k - j)) x_j y_{k-j}.
+
+    Example:
+        >>> [float(t) for t in s_pow_const([np.float64(1.0), np.float64(1.0), None], 2.0, np.float64(1.0))]
+        [1.0, 2.0, 1.0]
+    """
     y = [y0]
     for k in range(1, len(x)):
         terms = []
@@ -185,7 +226,12 @@ def s_pow_const(x, a, y0):
 
 
 def s_sqrt(x, y0):
-    """sqrt x: 2 y_0 y_k = x_k - sum_{j=1..k-1} y_j y_{k-j}."""
+    """sqrt x: 2 y_0 y_k = x_k - sum_{j=1..k-1} y_j y_{k-j}.
+
+    Example:
+        >>> [float(t) for t in s_sqrt([np.float64(4.0), np.float64(4.0), None], np.float64(2.0))]
+        [2.0, 1.0, -0.25]
+    """
     y = [y0]
     for k in range(1, len(x)):
         acc = _sum([_mul(y[j], y[k - j]) for j in range(1, k)])
@@ -196,7 +242,12 @@ def s_sqrt(x, y0):
 
 def s_compose(x, derivs):
     """f(x(t)) from the derivatives f^(j)(x_0), j = 0..K (Faa di Bruno through the
-    powers of x(t) - x_0): y = sum_j f^(j)(x_0)/j! (x - x_0)^j."""
+    powers of x(t) - x_0): y = sum_j f^(j)(x_0)/j! (x - x_0)^j.
+
+    Example:
+        >>> [float(t) for t in s_compose([np.float64(0.0), np.float64(1.0), None, None], [np.float64(1.0)] * 4)]   # exp(t)
+        [1.0, 1.0, 0.5, 0.16666666666666666]
+    """
     n = len(x)
     d = [None] + list(x[1:])
     y = [derivs[0]] + [None] * (n - 1)
@@ -212,7 +263,12 @@ def s_compose(x, derivs):
 
 
 def s_int_pow(x, n):
-    """x ** n for an integer n by repeated squaring (exact at x_0 = 0)."""
+    """x ** n for an integer n by repeated squaring (exact at x_0 = 0).
+
+    Example:
+        >>> [float(t) for t in s_int_pow([np.float64(1.0), np.float64(1.0), None, None], 3)]
+        [1.0, 3.0, 3.0, 1.0]
+    """
     if n == 0:
         return [ew.add(ew.mul(x[0], _c(x[0], 0)), _c(x[0], 1))] + [None] * (len(x) - 1)
     if n < 0:
@@ -240,7 +296,13 @@ def _full(p, s):
 
 
 def defunary(prim, fn):
-    """Register `fn(x_series, y0, **params) -> y_series` as `prim`'s Taylor rule."""
+    """Register `fn(x_series, y0, **params) -> y_series` as `prim`'s Taylor rule.
+
+    Example:
+        >>> from ember.fx.core import Primitive
+        >>> defunary(Primitive("demo_exp"), _riccati(0, 1, 0)).taylor is not None
+        True
+    """
     def taylor(primals, series, **params):
         y0 = prim.bind(primals[0], **params)
         return _finish(y0, fn(_full(primals[0], series[0]), y0, **params))
@@ -249,7 +311,13 @@ def defunary(prim, fn):
 
 
 def defbinary(prim, fn):
-    """Register `fn(x_series, y_series, ans) -> series` for a binary primitive."""
+    """Register `fn(x_series, y_series, ans) -> series` for a binary primitive.
+
+    Example:
+        >>> from ember.fx.core import Primitive
+        >>> defbinary(Primitive("demo_div"), lambda a, b, ans: [ans] + s_div(a, b)[1:]).taylor is not None
+        True
+    """
     def taylor(primals, series, **params):
         ans = prim.bind(*primals, **params)
         return _finish(ans, fn(_full(primals[0], series[0]), _full(primals[1], series[1]), ans))
@@ -269,7 +337,13 @@ def _bilinear_rule(prim, primals, series, params):
 
 def defbilinear(prim):
     """Taylor rule of a bilinear primitive (mul, dot_general, conv): the Cauchy
-    product with the primitive as the multiplication."""
+    product with the primitive as the multiplication.
+
+    Example:
+        >>> y, ys = P["mul"].taylor([np.float64(2.0), np.float64(3.0)], [[np.float64(1.0)], [np.float64(1.0)]])
+        >>> float(y), float(ys[0])
+        (6.0, 5.0)
+    """
     prim.taylor = lambda primals, series, **params: _bilinear_rule(prim, primals, series, params)
     return prim
 
