@@ -35,6 +35,9 @@ from .transforms.checkpoint import (checkpoint, checkpoint_name, dots_saveable, 
                                     save_only_these_names, saved_residuals)
 from .transforms.misc import eval_shape, stop_gradient  # noqa: F401
 from .transforms.closure import closure_convert  # noqa: F401
+from .transforms.jet import jet  # noqa: F401
+from .transforms import taylor  # noqa: F401  (ember.taylor.derivatives)
+from .transforms.taylor import hvp, laplacian  # noqa: F401
 
 # libraries on top
 from . import autograd, testing  # noqa: F401,E402

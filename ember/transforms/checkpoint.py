@@ -243,3 +243,22 @@ def saved_residuals(fun, *args):
     used = {a for eq in g.equations for a in eq.inputs if type(a) is Var} | {
         a for a in g.outputs if type(a) is Var}
     return [(v.aval, "residual") for v, c in zip(lin.graph.constvars, lin.consts) if v in used]
+
+
+# --- Taylor rules (ember.jet) --------------------------------------------------------------
+
+def _remat_taylor(primals, series, *, graph, policy):
+    from .jet import jet_graph, nonzero_series, series_operands, split_series
+    K = len(series[0])
+    nz = nonzero_series(series)
+    jg, out_nz = jet_graph(graph, nz, K)
+    jg, extra = consts_to_inputs(jg)
+    outs = remat_p.bind(*extra, *primals, *series_operands(primals, series, nz), graph=jg, policy=policy)
+    n = len(graph.out_avals)
+    return outs[:n], split_series(outs[n:], out_nz, None, K)
+
+
+remat_p.taylor = _remat_taylor
+from ..fx.prims.rules import linear_taylor  # noqa: E402
+
+name_p.taylor = linear_taylor(name_p)

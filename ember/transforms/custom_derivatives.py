@@ -393,3 +393,18 @@ custom_lin_p.impl = _lin_forward
 custom_lin_p.transpose = _lin_transpose
 custom_lin_p.batch = _lin_batch
 custom_lin_p.jvp = _lin_jvp
+
+
+# --- Taylor rules (ember.jet): the series of the primal function, as JAX does --------------
+
+def _custom_taylor(primals, series, *, call, **_):
+    from .jet import jet_flat
+    return jet_flat(lambda *xs: eval_graph(call.graph, call.consts, *xs), list(primals), series,
+                    len(series[0]))
+
+
+custom_jvp_call_p.taylor = _custom_taylor
+custom_vjp_call_p.taylor = _custom_taylor
+# custom_lin is the linear part of a custom VJP inside reverse mode; jet evaluates
+# custom_vjp functions through their primal, so it never meets one.
+custom_lin_p.not_applicable.add("taylor")

@@ -436,3 +436,18 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     if own is not None:
         return own(fun, static_argnums=static_argnums, static_argnames=static_argnames, backend=backend)
     return JitFunction(fun, static_argnums, static_argnames, donate_argnums, backend)
+
+
+# --- Taylor rule (ember.jet): the jet of the inner graph, staying one jit_call ------------
+
+def _jit_taylor(primals, series, *, graph, name, backend):
+    from .jet import jet_graph, nonzero_series, series_operands, split_series
+    K = len(series[0])
+    nz = nonzero_series(series)
+    jg, out_nz = jet_graph(graph, nz, K)
+    outs = bind_graph(jg, list(primals) + series_operands(primals, series, nz), f"jet({name})", backend)
+    n = len(graph.out_avals)
+    return outs[:n], split_series(outs[n:], out_nz, None, K)
+
+
+jit_call_p.taylor = _jit_taylor

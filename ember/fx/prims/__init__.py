@@ -6,3 +6,4 @@ from . import contraction, conv, window  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import indexing  # noqa: F401
 from . import collective  # noqa: F401
+from . import taylor  # noqa: F401  (Taylor rules, after every family)

@@ -180,6 +180,7 @@ def defjvp_zero(prim):
         return ans, Zero(tangent_aval(get_aval(ans)))
     prim.jvp = jvp
     prim.not_applicable.add("transpose")
+    prim.taylor = zero_taylor(prim)
     return prim
 
 
@@ -194,6 +195,7 @@ def deflinear(prim, transpose):
         return ans, prim.bind(*ts, **params)
     prim.jvp = jvp
     prim.transpose = transpose
+    prim.taylor = linear_taylor(prim)
     return prim
 
 
@@ -201,3 +203,65 @@ def defnondiff(prim):
     """Mark a primitive as having no derivative (integer/bool only), zero tangents."""
     defjvp_zero(prim)
     return prim
+
+
+# --- Taylor rules (ember.jet): series[i] is a list of K normalised coefficients, None = 0 --
+
+def _result_avals(prim, primals, params):
+    avals = prim.abstract_eval(*[aval_of(p) for p in primals], **params)
+    return avals if prim.multiple_results else [avals]
+
+
+def zero_taylor(prim):
+    """Taylor rule of a primitive whose outputs do not vary with its inputs'
+    series (integer/bool results, comparisons, rounding): every term is zero.
+
+    Example:
+        >>> from ember.fx.prims.elementwise import floor_p
+        >>> import numpy as np
+        >>> y, ys = floor_p.taylor([np.float64(1.5)], [[np.float64(1.0)]]); float(y), ys
+        (1.0, [None])
+    """
+    def taylor(primals, series, **params):
+        ans = prim.bind(*primals, **params)
+        K = len(series[0]) if series else 0
+        if prim.multiple_results:
+            return ans, [[None] * K for _ in ans]
+        return ans, [None] * K
+    return taylor
+
+
+def linear_taylor(prim, argnums=None):
+    """Taylor rule of a primitive linear in the arguments `argnums` (all of them by
+    default) with the others fixed: coefficient k of the output is the primitive
+    applied to the k-th coefficients (zeros where an input has none).  The series
+    of the other arguments are ignored: they may only select (integer indices, the
+    operand whose argmax a windowed max picks).
+
+    Example:
+        >>> from ember.fx.prims.elementwise import neg_p
+        >>> import numpy as np
+        >>> y, (y1, y2) = linear_taylor(neg_p)([np.float64(1.0)], [[np.float64(2.0), None]])
+        >>> float(y), float(y1), y2
+        (-1.0, -2.0, None)
+    """
+    def taylor(primals, series, **params):
+        ans = prim.bind(*primals, **params)
+        K = len(series[0]) if series else 0
+        lin = range(len(primals)) if argnums is None else argnums
+        outs = ans if prim.multiple_results else [ans]
+        diff = [_dt.is_inexact(aval_of(o).dtype) for o in outs]
+        terms = []
+        for k in range(K):
+            if not any(diff) or all(series[i][k] is None for i in lin):
+                terms.append(None)
+                continue
+            args = list(primals)
+            for i in lin:
+                t = series[i][k]
+                args[i] = zeros(aval_of(primals[i]).strip_weak()) if t is None else t
+            r = prim.bind(*args, **params)
+            terms.append(r if prim.multiple_results else [r])
+        per_out = [[None if t is None or not d else t[j] for t in terms] for j, d in enumerate(diff)]
+        return (ans, per_out) if prim.multiple_results else (ans, per_out[0])
+    return taylor

@@ -272,3 +272,22 @@ def cond(pred, true_fun, false_fun, *operands):
     """
     return _switch(as_ember(pred), [false_fun, true_fun], operands, ["false_fun", "true_fun"],
                    "cond")
+
+
+# --- Taylor rule (ember.jet): the jet of each branch, selected by the same index ----------
+
+def _cond_taylor(primals, series, *, branches):
+    from ..jet import jet_graph, nonzero_series, series_operands, split_series
+    index, *ops = primals
+    K = len(series[0])
+    nz = nonzero_series(series[1:])
+    out_nz = [False] * len(branches[0].out_avals)
+    for b in branches:
+        out_nz = [a or c for a, c in zip(out_nz, jet_graph(b, nz, K)[1])]
+    jbs, extra = _unify_consts(tuple(jet_graph(b, nz, K, instantiate_out=out_nz)[0] for b in branches))
+    outs = cond_p.bind(index, *extra, *ops, *series_operands(ops, series[1:], nz), branches=jbs)
+    n = len(branches[0].out_avals)
+    return outs[:n], split_series(outs[n:], out_nz, None, K)
+
+
+cond_p.taylor = _cond_taylor

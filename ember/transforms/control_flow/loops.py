@@ -235,3 +235,34 @@ def fori_loop(lower, upper, body_fun, init_val):
         return i + np.int32(1), h, body_fun(i, v)
 
     return while_loop(c, b, (lo_v, hi_v, init_val))[2]
+
+
+# --- Taylor rule (ember.jet): the body's jet, the carries' series as extra loop state ------
+
+def _while_taylor(primals, series, *, cond_graph, body_graph, cond_nconsts, body_nconsts):
+    from ..jet import grouped_order, jet_graph, nonzero_series, series_operands, split_series
+    from .common import reorder_graph
+    K = len(series[0])
+    nc, nb = cond_nconsts, body_nconsts
+    cc, bc, carry = primals[:nc], primals[nc:nc + nb], primals[nc + nb:]
+    nz = nonzero_series(series)
+    bc_nz, k_nz = nz[nc:nc + nb], nz[nc + nb:]
+    while True:
+        _, out_nz = jet_graph(body_graph, bc_nz + k_nz, K)
+        new = [a or b for a, b in zip(k_nz, out_nz)]
+        if new == k_nz:
+            break
+        k_nz = new
+    jg, _ = jet_graph(body_graph, bc_nz + k_nz, K, instantiate_out=k_nz)
+    nk = len(carry)
+    body2, bextra = consts_to_inputs(reorder_graph(jg, grouped_order([nb, nk], bc_nz + k_nz, K)))
+    s_avals = [tangent_aval(get_aval(c)) for c, z in zip(carry, k_nz) if z for _ in range(K)]
+    cond2 = consts_to_inputs(graph_with_extra_inputs(cond_graph, s_avals, nc + nk))[0]
+    sb, sk = series[nc:nc + nb], series[nc + nb:]
+    outs = while_p.bind(*cc, *bextra, *bc, *series_operands(bc, sb, bc_nz), *carry,
+                        *series_operands(carry, sk, k_nz), cond_graph=cond2, body_graph=body2,
+                        cond_nconsts=nc, body_nconsts=len(bextra) + nb + K * sum(bc_nz))
+    return outs[:nk], split_series(outs[nk:], k_nz, None, K)
+
+
+while_p.taylor = _while_taylor

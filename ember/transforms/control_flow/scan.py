@@ -313,3 +313,40 @@ def map(f, xs):  # noqa: A001 - lax.map
     """
     _, ys = scan(lambda c, x: (c, f(x)), (), xs)
     return ys
+
+
+# --- Taylor rule (ember.jet): the body's jet, its carries' series carried as loop state ----
+
+def _scan_taylor(primals, series, *, body, num_consts, num_carry, length, reverse):
+    from ..jet import grouped_order, jet_graph, nonzero_series, series_operands, split_series
+    from .common import reorder_graph
+    K = len(series[0])
+    nz = nonzero_series(series)
+    c_nz, k_nz, x_nz = _split(nz, num_consts, num_carry)
+    while True:  # a carry whose series becomes nonzero in the body keeps one
+        _, out_nz = jet_graph(body, c_nz + k_nz + x_nz, K)
+        new_k = [a or b for a, b in zip(k_nz, out_nz[:num_carry])]
+        if new_k == k_nz:
+            break
+        k_nz = new_k
+    y_nz = out_nz[num_carry:]
+    nzs = c_nz + k_nz + x_nz
+    jg, _ = jet_graph(body, nzs, K, instantiate_out=k_nz + y_nz)
+    nx = len(body.in_avals) - num_consts - num_carry
+    in_perm = grouped_order([num_consts, num_carry, nx], nzs, K)
+    out_perm = grouped_order([num_carry, len(y_nz)], k_nz + y_nz, K)
+    g, extra = consts_to_inputs(reorder_graph(jg, in_perm, out_perm))
+    c, k, x = _split(primals, num_consts, num_carry)
+    sc, sk, sx = _split(series, num_consts, num_carry)
+    args = (extra + c + series_operands(c, sc, c_nz) + k + series_operands(k, sk, k_nz)
+            + x + series_operands(x, sx, x_nz))
+    nkk = num_carry + K * sum(k_nz)
+    outs = scan_p.bind(*args, body=g, num_consts=len(extra) + num_consts + K * sum(c_nz),
+                       num_carry=nkk, length=length, reverse=reverse)
+    carry, ys = outs[:num_carry], outs[nkk:nkk + len(y_nz)]
+    s_carry = split_series(outs[num_carry:nkk], k_nz, None, K)
+    s_ys = split_series(outs[nkk + len(y_nz):], y_nz, None, K)
+    return list(carry) + list(ys), s_carry + s_ys
+
+
+scan_p.taylor = _scan_taylor
