@@ -9,7 +9,7 @@ import ember
 import ember.numpy as enp
 from ember import jit, lax
 from ember.backends.kernels import fingerprint, schedule
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.ops import supports
 from ember.fx.passes import cse
 
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.5, -1.5]

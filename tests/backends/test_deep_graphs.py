@@ -12,7 +12,7 @@ import ember
 import ember.numpy as enp
 from ember import grad, jit, lax
 from ember.backends.kernels import fingerprint, format_program, schedule
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.ops import supports
 
 
 def _chain(n):

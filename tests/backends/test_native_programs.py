@@ -11,7 +11,7 @@ import ember
 from ember import lax
 from ember.backends.kernels import GemmKernel, RowKernel, schedule
 from ember.backends.llvm import blas
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.ops import supports
 from ember.backends.llvm.executable import compile_graph
 from ember.backends.llvm.pool import NativePool, get_native_pool
 from ember.fx.interpreter import run_graph_numpy

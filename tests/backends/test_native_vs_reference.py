@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 import ember
 from ember import lax
 from ember.backends.kernels import MapKernel, ReduceKernel, RowKernel, schedule
-from ember.backends.llvm.codegen import supports
+from ember.backends.llvm.ops import supports
 from ember.backends.llvm.executable import compile_graph
 from ember.fx.interpreter import run_graph_numpy
 

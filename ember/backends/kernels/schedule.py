@@ -51,6 +51,7 @@ ELEMENTWISE = {
     "shift_left", "shift_right_arithmetic", "shift_right_logical", "eq", "ne", "lt", "le", "gt",
     "ge", "select_n", "clamp", "convert_element_type", "stop_gradient", "checkpoint_name",
 }
+ELEMENTWISE |= {"clz", "population_count", "nextafter", "conj", "erf_inv", "lgamma", "digamma", "polygamma", "real", "imag", "complex"}  # noqa: E501 (until Primitive.kind replaces this table)
 MOVEMENT = {"broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "rev", "slice",
             "pad", "concatenate", "iota", "gather"}
 REDUCERS = {"reduce_sum": "sum", "reduce_prod": "prod", "reduce_max": "max", "reduce_min": "min",

@@ -20,6 +20,7 @@ Example:
     >>> import ember, numpy as np
     >>> from ember import lax
     >>> from ember.backends.kernels import schedule
+    >>> from ember.backends.llvm.ops import supports
     >>> g = ember.make_graph(lambda x: lax.exp(x))(np.ones(4, np.float32))
     >>> "k1_exp" in render_program(schedule(g, supports), "m")[0]
     True
@@ -34,79 +35,10 @@ import llvmlite.ir as ir
 from ... import dtypes as _dt
 from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
 from ..kernels.loop_ir import E, operands, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
-from ..kernels.schedule import ELEMENTWISE, MOVEMENT, REDUCERS, SCATTERS
-from . import blas, mathlib, packed_gemm
+from . import blas, packed_gemm
+from .ops import (F16, F32, F64, I1, I8, I16, I32, I64, _is_float, _is_signed, compute_type, lowering_of, minmax,
+                  storage_type)
 from .runtime import declare_kernel, kernel_arg
-
-I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
-F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
-
-_MATH = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "asin",
-         "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "cbrt", "erf", "erfc"}
-_NATIVE_DTYPES = set(_dt.ALL_DTYPES) - set(_dt.COMPLEX)
-
-
-def supports(eq) -> bool:
-    """Can this backend render the (fusible) equation?  Complex values and
-    functions without a vectorisable implementation go to library steps."""
-    for v in list(eq.inputs) + list(eq.outputs):
-        if v.aval.dtype not in _NATIVE_DTYPES:
-            return False
-    n = eq.prim.name
-    if n in _MATH:
-        return mathlib.supported(n)
-    if n == "dot_general":
-        return _gemm_available()
-    if n in SCATTERS:
-        # half precision accumulates in float32 in the reference; bool adds are ors
-        d = np.dtype(eq.outputs[0].aval.dtype)
-        return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
-                and d not in (_dt.float16, _dt.bfloat16))
-    if n == "conv_general_dilated":
-        return _gemm_available()
-    if n == "gather":
-        # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
-        return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
-    return n in ELEMENTWISE or n in MOVEMENT or n in REDUCERS
-
-
-def _gemm_available() -> bool:
-    return blas.available() if packed_gemm.use_blas() else True
-
-
-def storage_type(dtype) -> ir.Type:
-    d = np.dtype(dtype)
-    if d == _dt.bool_:
-        return I8
-    if d == _dt.bfloat16:
-        return I16
-    if d == _dt.float16:
-        return F16
-    if d == _dt.float32:
-        return F32
-    if d == _dt.float64:
-        return F64
-    return ir.IntType(d.itemsize * 8)
-
-
-def compute_type(dtype) -> ir.Type:
-    d = np.dtype(dtype)
-    if d == _dt.bool_:
-        return I1
-    if d in (_dt.float16, _dt.bfloat16, _dt.float32):
-        return F32
-    if d == _dt.float64:
-        return F64
-    return ir.IntType(d.itemsize * 8)
-
-
-def _is_float(d):
-    return _dt.is_float(np.dtype(d))
-
-
-def _is_signed(d):
-    return np.dtype(d).kind == "i"
-
 
 class _KernelEmitter:
     """Emits one kernel: the ABI function `name` loads the buffer pointers it uses
@@ -407,170 +339,9 @@ class _KernelEmitter:
         return self.b.call(fn, args)
 
     def op(self, name, params, dtype, arg_exprs):
-        b = self.b
         vals = [self.value(a) for a in arg_exprs]
         in_dt = self.dtype_of(arg_exprs[0]) if arg_exprs else np.dtype(dtype)
-        if name == "select_n":
-            which, *cases = vals
-            if len(cases) == 1:
-                return cases[0]
-            if which.type == I1:
-                return b.select(which, cases[1], cases[0])
-            res = cases[0]
-            for i, c in enumerate(cases[1:], 1):
-                cond = b.icmp_signed(">=", which, ir.Constant(which.type, i))
-                res = b.select(cond, c, res)
-            return res
-        if name == "convert_element_type":
-            return self.convert(vals[0], in_dt, dtype)
-        if name == "clamp":
-            lo, x, hi = vals
-            return self._minmax("min", self._minmax("max", x, lo, in_dt), hi, in_dt)
-        fl = _is_float(in_dt)
-        ty = vals[0].type if vals else compute_type(dtype)
-        if name in _MATH:
-            return mathlib.emit(b, name, vals, ty)
-        if name in ("add", "sub", "mul"):
-            if in_dt == _dt.bool_:
-                return b.or_(*vals) if name == "add" else (b.and_(*vals) if name == "mul" else b.xor(*vals))
-            if fl:
-                return {"add": b.fadd, "sub": b.fsub, "mul": b.fmul}[name](*vals)
-            return {"add": b.add, "sub": b.sub, "mul": b.mul}[name](*vals)
-        if name == "div":
-            return b.fdiv(*vals) if fl else self._int_div(vals[0], vals[1], in_dt)
-        if name == "rem":
-            return b.frem(*vals) if fl else self._int_rem(vals[0], vals[1], in_dt)
-        if name == "neg":
-            return b.fneg(vals[0]) if fl else b.neg(vals[0])
-        if name in ("max", "min"):
-            return self._minmax(name, vals[0], vals[1], in_dt)
-        if name in ("eq", "ne", "lt", "le", "gt", "ge"):
-            x, y = vals
-            if fl:
-                pred = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[name]
-                if name == "ne":
-                    return b.fcmp_unordered("!=", x, y)
-                return b.fcmp_ordered(pred, x, y)
-            pred = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[name]
-            if _is_signed(in_dt):
-                return b.icmp_signed(pred, x, y)
-            return b.icmp_unsigned(pred, x, y)
-        if name == "and":
-            return b.and_(*vals)
-        if name == "or":
-            return b.or_(*vals)
-        if name == "xor":
-            return b.xor(*vals)
-        if name == "not":
-            return b.not_(vals[0])
-        if name in ("shift_left", "shift_right_arithmetic", "shift_right_logical"):
-            x, y = vals
-            bits = ir.Constant(ty, ty.width)
-            big = b.icmp_unsigned(">=", y, bits)  # negative counts are huge as unsigned
-            safe = b.select(big, ir.Constant(ty, 0), y)
-            if name == "shift_left":
-                return b.select(big, ir.Constant(ty, 0), b.shl(x, safe))
-            if name == "shift_right_logical":
-                return b.select(big, ir.Constant(ty, 0), b.lshr(x, safe))
-            fill = b.ashr(x, ir.Constant(ty, ty.width - 1))
-            return b.select(big, fill, b.ashr(x, safe))
-        if name == "abs":
-            if fl:
-                return self.intrinsic("llvm.fabs", ty, vals)
-            if not _is_signed(in_dt):
-                return vals[0]
-            x = vals[0]
-            return b.select(b.icmp_signed("<", x, ir.Constant(ty, 0)), b.neg(x), x)
-        if name == "sign":
-            x = vals[0]
-            if fl:
-                one, mone, zero = ir.Constant(ty, 1.0), ir.Constant(ty, -1.0), ir.Constant(ty, 0.0)
-                # numpy: sign(+-0) = +0, sign(NaN) = NaN
-                r = b.select(b.fcmp_ordered("==", x, zero), zero, x)
-                r = b.select(b.fcmp_ordered("<", x, zero), mone, r)
-                return b.select(b.fcmp_ordered(">", x, zero), one, r)
-            zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
-            if not _is_signed(in_dt):
-                return b.select(b.icmp_unsigned(">", x, zero), one, zero)
-            r = b.select(b.icmp_signed("<", x, zero), ir.Constant(ty, -1), zero)
-            return b.select(b.icmp_signed(">", x, zero), one, r)
-        if name in ("floor", "ceil", "round"):
-            return self.intrinsic({"floor": "llvm.floor", "ceil": "llvm.ceil", "round": "llvm.rint"}[name], ty, vals)
-        if name == "sqrt":
-            return self.intrinsic("llvm.sqrt", ty, vals)
-        if name == "rsqrt":
-            return b.fdiv(ir.Constant(ty, 1.0), self.intrinsic("llvm.sqrt", ty, vals))
-        if name == "is_finite":
-            a = self.intrinsic("llvm.fabs", ty, vals)
-            return b.fcmp_ordered("<", a, ir.Constant(ty, float("inf")))
-        if name == "square":
-            return b.fmul(vals[0], vals[0]) if fl else b.mul(vals[0], vals[0])
-        if name == "integer_pow":
-            return self._ipow(vals[0], params["y"], fl, ty)
-        if name == "pow":
-            return mathlib.emit(b, "pow", vals, ty)
-        if name == "atan2":
-            return mathlib.emit(b, "atan2", vals, ty)
-        raise NotImplementedError(f"LLVM lowering of {name}")
-
-    def _minmax(self, name, x, y, dt):
-        b = self.b
-        if _is_float(dt):
-            # IEEE 754-2019 maximum/minimum: NaN propagates and -0.0 < +0.0 (the
-            # reference's ieee_maximum/ieee_minimum)
-            return self.intrinsic("llvm.maximum" if name == "max" else "llvm.minimum", x.type, [x, y])
-        if x.type == I1:
-            return b.or_(x, y) if name == "max" else b.and_(x, y)
-        cmp = b.icmp_signed if _is_signed(dt) else b.icmp_unsigned
-        return b.select(cmp(">" if name == "max" else "<", x, y), x, y)
-
-    def _int_div(self, x, y, dt):
-        b = self.b
-        ty = x.type
-        zero = ir.Constant(ty, 0)
-        y0 = b.icmp_unsigned("==", y, zero)
-        if _is_signed(dt):
-            mn = ir.Constant(ty, -(1 << (ty.width - 1)))
-            ovf = b.and_(b.icmp_signed("==", x, mn), b.icmp_signed("==", y, ir.Constant(ty, -1)))
-            safe = b.select(b.or_(y0, ovf), ir.Constant(ty, 1), y)
-            q = b.sdiv(x, safe)
-            q = b.select(ovf, mn, q)
-        else:
-            safe = b.select(y0, ir.Constant(ty, 1), y)
-            q = b.udiv(x, safe)
-        return b.select(y0, ir.Constant(ty, -1), q)
-
-    def _int_rem(self, x, y, dt):
-        b = self.b
-        ty = x.type
-        zero = ir.Constant(ty, 0)
-        y0 = b.icmp_unsigned("==", y, zero)
-        if _is_signed(dt):
-            mn = ir.Constant(ty, -(1 << (ty.width - 1)))
-            ovf = b.and_(b.icmp_signed("==", x, mn), b.icmp_signed("==", y, ir.Constant(ty, -1)))
-            safe = b.select(b.or_(y0, ovf), ir.Constant(ty, 1), y)
-            r = b.select(ovf, zero, b.srem(x, safe))
-        else:
-            safe = b.select(y0, ir.Constant(ty, 1), y)
-            r = b.urem(x, safe)
-        return b.select(y0, x, r)
-
-    def _ipow(self, x, n, fl, ty):
-        b = self.b
-        one = ir.Constant(ty, 1.0 if fl else 1)
-        mul = b.fmul if fl else b.mul
-        if n == 0:
-            return one
-        acc, base, k = None, x, abs(n)
-        while k:
-            if k & 1:
-                acc = base if acc is None else mul(acc, base)
-            k >>= 1
-            if k:
-                base = mul(base, base)
-        if n < 0:
-            return b.fdiv(one, acc)
-        return acc
+        return lowering_of(name)(self, vals, in_dt, dtype, params)
 
     # --- kernels -----------------------------------------------------------------------------------
     def _forget(self):
@@ -747,7 +518,7 @@ class _KernelEmitter:
     def _combine_scatter(self, op, cur, v, dt):
         b = self.b
         if op in ("min", "max"):
-            return self._minmax(op, cur, v, dt)
+            return minmax(self, op, cur, v, dt)
         if _is_float(dt):
             return b.fadd(cur, v) if op == "add" else b.fmul(cur, v)
         return b.add(cur, v) if op == "add" else b.mul(cur, v)
@@ -1035,7 +806,7 @@ class _KernelEmitter:
         if op in ("max", "min"):
             if fl:
                 return self.intrinsic("llvm.maximum" if op == "max" else "llvm.minimum", acc.type, [acc, v])
-            return self._minmax(op, acc, v, dt)
+            return minmax(self, op, acc, v, dt)
         if op == "and":
             return b.and_(acc, v)
         if op == "or":
@@ -1126,7 +897,7 @@ def _sources_fingerprint() -> str:
     import hashlib
     import importlib
     h = hashlib.sha256()
-    for name in ("codegen", "mathlib", "_coefficients", "blas", "packed_gemm", "runtime", "target", "compiler"):
+    for name in ("codegen", "ops", "mathlib", "_coefficients", "blas", "packed_gemm", "runtime", "target", "compiler"):
         with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
             h.update(f.read())
     return h.hexdigest()

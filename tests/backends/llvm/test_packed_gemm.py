@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 import ember
 from ember import lax
 from ember.backends.llvm import packed_gemm
-from ember.backends.llvm.codegen import render_program, supports
+from ember.backends.llvm.codegen import render_program
+from ember.backends.llvm.ops import supports
 from ember.backends.kernels import schedule
 
 DTYPES = [np.float32, np.float64]
