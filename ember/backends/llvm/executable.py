@@ -44,7 +44,8 @@ from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKerne
                        format_program, schedule)
 from ..kernels.schedule import EXPENSIVE
 from . import blas, packed_gemm
-from .codegen import generator_fingerprint, kernel_names, render_program
+from .codegen import kernel_names, render_program
+from .fingerprint import generator_fingerprint
 from .ops import supports
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
