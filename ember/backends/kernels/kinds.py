@@ -4,10 +4,12 @@ Example:
     >>> from ember.fx.prims import elementwise as ew
     >>> is_elementwise(ew.exp_p), is_elementwise(ew.population_count_p)
     (True, True)
+    >>> is_expensive(ew.exp_p), is_expensive(ew.add_p)
+    (True, False)
 """
 from __future__ import annotations
 
-from .schedule import ELEMENTWISE
+from .schedule import ELEMENTWISE, EXPENSIVE
 
 
 def is_elementwise(prim) -> bool:
@@ -25,3 +27,17 @@ def is_elementwise(prim) -> bool:
     if prim.kind is not None:
         return prim.kind == "elementwise"
     return prim.name in ELEMENTWISE
+
+
+def is_expensive(prim) -> bool:
+    """True if one evaluation of elementwise `prim` costs about a transcendental
+    (worth computing once when several consumers read it).
+
+    Example:
+        >>> from ember.fx.prims import elementwise as ew
+        >>> is_expensive(ew.div_p)
+        True
+    """
+    if prim.kind is not None:
+        return prim.cost == "expensive"
+    return prim.name in EXPENSIVE

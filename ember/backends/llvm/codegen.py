@@ -33,6 +33,8 @@ import llvmlite.ir as ir
 
 from ... import dtypes as _dt
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
+from ..kernels.runner import reduction_identity
+from ..kernels.walk import unique_nodes
 from .ops import I1, I64, _is_float, compute_type, minmax
 from .products import ProductEmitter
 from .values import ValueEmitter, _key_type
@@ -270,19 +272,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
         self.b.ret_void()
 
     def identity(self, op, dt):
-        dt = np.dtype(dt)
-        ty = compute_type(dt)
-        if ty == I1:
-            return ir.Constant(I1, 1 if op in ("and", "min", "prod") else 0)
-        if _is_float(dt):
-            return ir.Constant(ty, {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}[op])
-        if op == "sum":
-            return ir.Constant(ty, 0)
-        if op == "prod":
-            return ir.Constant(ty, 1)
-        info = np.iinfo(dt)
-        val = info.min if op == "max" else info.max
-        return ir.Constant(ty, int(val) & ((1 << ty.width) - 1))
+        return self.const(reduction_identity(op, dt), dt)
 
     def combine(self, op, acc, v, dt):
         b = self.b
@@ -336,12 +326,7 @@ def _transposed_dim(k):
     if n < 2 or k.shape[-1] < TILE:
         return None
     best = None
-    stack, seen = [k.body], set()
-    while stack:
-        e = stack.pop()
-        if type(e) is not E or id(e) in seen:
-            continue
-        seen.add(id(e))
+    for e in unique_nodes(k.body):
         if e[0] == "load":
             co = _affine(e[2])
             if co is not None and abs(co.get(n - 1, 0)) >= 16:
@@ -349,7 +334,6 @@ def _transposed_dim(k):
                     if co.get(j) == 1 and k.shape[j] >= TILE:
                         best = j if best is None else max(best, j)
                         break
-        stack.extend(x for x in e if type(x) is E)
     return best
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
-from ..kernels.loop_ir import operands
+from ..kernels.walk import postorder
 from .ops import F16, F32, F64, I1, I8, I16, I32, I64, _is_float, _is_signed, compute_type, lowering_of, storage_type
 from .runtime import declare_kernel, kernel_arg
 
@@ -75,25 +75,19 @@ class ValueEmitter:
         return self.memo[e]
 
     def _emit_dag(self, root):
-        """Emit `root` and every sub-expression not emitted yet, operands first, with
-        an explicit stack: fused chains are far deeper than Python's recursion limit.
+        """Emit `root` and every sub-expression not emitted yet, operands first
+        (walk.postorder: the first operand first, as a recursive walk would).
         Once a node's operands are in the memo tables, `_index_node`/`_value_node`
         (which ask `index`/`value` for them) do not recurse."""
-        stack = [root]
-        while stack:
-            e = stack[-1]
-            memo = self.imemo if e[0] in _INDEX_TAGS else self.memo
-            if e in memo:
-                stack.pop()
-                continue
-            todo = [c for c in operands(e) if c not in (self.imemo if c[0] in _INDEX_TAGS else self.memo)]
-            if todo:
-                # reversed: the first operand is emitted first, as a recursive walk
-                # would (the instruction order LLVM starts from changes its schedule)
-                stack.extend(reversed(todo))
-                continue
-            stack.pop()
-            memo[e] = self._index_node(e) if memo is self.imemo else self._value_node(e)
+        imemo, memo = self.imemo, self.memo
+
+        def done(e):
+            return e in (imemo if e[0] in _INDEX_TAGS else memo)
+        for e in postorder(root, done):
+            if e[0] in _INDEX_TAGS:
+                imemo[e] = self._index_node(e)
+            else:
+                memo[e] = self._value_node(e)
 
     def _index_node(self, e):
         b = self.b
