@@ -594,7 +594,7 @@ def test_programs_run_without_the_array_data_offset(monkeypatch):
 
 def test_kernels_run_on_the_python_pool_when_the_native_one_cannot_be_built(monkeypatch):
     from ember.backends.llvm import pool
-    monkeypatch.setattr(pool, "_native", None)
+    monkeypatch.setattr(pool._NATIVE, "_obj", None)
     monkeypatch.setattr(pool, "NativePool", lambda: (_ for _ in ()).throw(OSError("no sched_yield")))
     try:
         x = np.random.default_rng(21).standard_normal((1 << 18,)).astype(np.float32)
@@ -602,9 +602,9 @@ def test_kernels_run_on_the_python_pool_when_the_native_one_cannot_be_built(monk
         close(got, ref, rtol=1e-5, atol=1e-6)
         assert isinstance(pool.get_native_pool(), pool._ThreadPoolRunner)
     finally:
-        if pool._native is not None:
-            pool._native.shutdown()
-        pool._native = None
+        if pool._NATIVE._obj is not None:
+            pool._NATIVE._obj.shutdown()
+        pool._NATIVE._obj = None
 
 
 @pytest.mark.parametrize("shape,perm", [((70, 45), (1, 0)), ((33, 40, 50), (0, 2, 1)), ((40, 3, 50), (2, 1, 0)),

@@ -39,7 +39,6 @@ Example::
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import itertools
 import os
@@ -49,6 +48,8 @@ import time
 from typing import Callable, Sequence
 
 import llvmlite.ir as ir
+
+from .process_local import ProcessLocal
 
 __all__ = [
     "KERNEL_SIGNATURE",
@@ -409,10 +410,6 @@ class ThreadPool:
         self._queues, self._threads = [], []
 
 
-_pool: ThreadPool | None = None
-_pool_lock = threading.Lock()
-
-
 def get_pool() -> ThreadPool:
     """The process-wide pool, created on first use (and again after fork).
 
@@ -420,15 +417,7 @@ def get_pool() -> ThreadPool:
 
         get_pool().n_threads
     """
-    global _pool
-    p = _pool
-    if p is not None and p.pid == os.getpid() and not p._closed:
-        return p
-    with _pool_lock:
-        p = _pool
-        if p is None or p.pid != os.getpid() or p._closed:
-            p = _pool = ThreadPool()
-        return p
+    return _POOL.get()
 
 
 def parallel_for(fn: Callable[[int, int], None], total: int, min_per_thread: int = 1,
@@ -442,20 +431,4 @@ def parallel_for(fn: Callable[[int, int], None], total: int, min_per_thread: int
     get_pool().parallel_for(fn, total, min_per_thread, align=align)
 
 
-def _after_fork_in_child() -> None:
-    # the parent's worker threads do not exist here; the lock may be held by
-    # a thread that vanished with the fork
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-def _shutdown_at_exit() -> None:
-    p = _pool
-    if p is not None:
-        p.shutdown(timeout=0.5)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_shutdown_at_exit)
+_POOL = ProcessLocal(ThreadPool)
