@@ -10,7 +10,7 @@ import pytest
 import ember
 from ember import lax
 from ember.backends.kernels import GemmKernel, RowKernel, schedule
-from ember.backends.llvm import blas
+from ember.backends.llvm import KernelLauncher, blas
 from ember.backends.llvm.ops import supports
 from ember.backends.llvm.executable import compile_graph
 from ember.backends.llvm.pool import NativePool, get_native_pool
@@ -493,15 +493,14 @@ def _tanh_kernel():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_native_pool_covers_every_chunk(threads):
-    import ctypes
     cm = _tanh_kernel()
     x = np.random.default_rng(19).standard_normal(300_007).astype(np.float32)
     pool = NativePool(threads, adaptive=False)
     try:
         for total, minpt in [(x.size, 1000), (x.size, 1), (17, 1), (1, 1), (0, 1)]:
             y = np.full_like(x, np.nan)
-            args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
-            pool.run(cm["tanh_k"], ctypes.addressof(args), total, minpt)
+            call = KernelLauncher(cm["tanh_k"], 2).prepare([x, y])
+            pool.run(cm["tanh_k"], call.args_address, total, minpt)
             np.testing.assert_allclose(y[:total], np.tanh(x[:total]), rtol=1e-5, atol=1e-6)
             assert np.isnan(y[total:]).all()
     finally:
@@ -509,7 +508,6 @@ def test_native_pool_covers_every_chunk(threads):
 
 
 def test_native_pool_from_several_threads_and_after_idle():
-    import ctypes
     import time
     cm = _tanh_kernel()
     pool = NativePool(2)
@@ -520,8 +518,8 @@ def test_native_pool_from_several_threads_and_after_idle():
             x = np.random.default_rng(seed).standard_normal(200_000).astype(np.float32)
             for _ in range(30):
                 y = np.empty_like(x)
-                args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
-                pool.run(cm["tanh_k"], ctypes.addressof(args), x.size, 1000)
+                call = KernelLauncher(cm["tanh_k"], 2).prepare([x, y])
+                pool.run(cm["tanh_k"], call.args_address, x.size, 1000)
                 np.testing.assert_allclose(y, np.tanh(x), rtol=1e-5, atol=1e-6)
         except Exception as e:  # noqa: BLE001
             errors.append(e)

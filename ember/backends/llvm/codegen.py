@@ -1,11 +1,9 @@
 """Render scheduled loop kernels (ember.backends.kernels) as LLVM IR: the loop
 nests of every kernel kind, one LLVM module per program.
 
-Every kernel follows the runtime ABI `void k(i64 start, i64 stop, i8** args)`;
-`args` is the program's table indexed by buffer id, whose entry `b` points at
-the place holding buffer `b`'s data pointer (one indirection, so binding a
-numpy array costs no address lookup; see executable.py); [start, stop) ranges
-over the outermost loop, which the runtime splits across threads.
+Every kernel follows the kernel ABI of runtime.py, `void k(i64 start, i64 stop,
+i8** args)`, with the program's buffer ids as the table's indices; [start,
+stop) ranges over the outermost loop, which the runtime splits across threads.
 
 Numeric semantics match the numpy reference: float16/bfloat16 are stored in
 their format, computed in float32 and rounded after every primitive (float64 and

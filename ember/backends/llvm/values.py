@@ -47,7 +47,7 @@ class ValueEmitter:
         for a in self.fn.args[2:]:
             a.add_attribute("noalias")
         wb = ir.IRBuilder(abi.append_basic_block("entry"))
-        ptrs = [table_ptr(wb, argv, bid, storage_type(buffers[bid].dtype), f"b{bid}") for bid in self.args]
+        ptrs = [kernel_arg(wb, argv, bid, storage_type(buffers[bid].dtype), f"b{bid}") for bid in self.args]
         wb.call(self.fn, [start, stop] + ptrs)
         wb.ret_void()
         self.start, self.stop = self.fn.args[0], self.fn.args[1]
@@ -302,14 +302,6 @@ class ValueEmitter:
         # values computed inside a finished loop do not dominate what follows it
         self.memo.clear()
         self.imemo.clear()
-
-
-def table_ptr(b, argv, bid, ty, name):
-    """Buffer `bid`'s data pointer: `args[bid]` points at the place holding it (the
-    data field of the numpy array bound to the buffer, see executable.py)."""
-    slot = kernel_arg(b, argv, bid, I8.as_pointer(), name + ".slot")
-    return b.bitcast(b.load(slot, name=name + ".data"), ty.as_pointer(), name=name)
-
 
 
 _INDEX_TAGS = frozenset({"v", "c", "+", "*", "/", "%", "clamp", "val"})
