@@ -34,6 +34,7 @@ def register_driver(prim: Primitive, make: Callable, reference_impl: bool = True
         >>> register_driver(p, call_driver("graph"))
         >>> p in DRIVERS and p.impl is not None
         True
+        >>> del DRIVERS[p]
     """
     DRIVERS[prim] = make
     if reference_impl:

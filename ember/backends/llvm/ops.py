@@ -56,10 +56,13 @@ def lowering(*prims: Primitive):
     """Register the decorated function as the lowering of `prims`.
 
     Example:
-        >>> @lowering(ew.square_p)
-        ... def _square(em, vals, in_dt, dtype, params):
+        >>> double_p = Primitive("my_double")
+        >>> @lowering(double_p)
+        ... def _double(em, vals, in_dt, dtype, params):
         ...     x, = vals
-        ...     return em.b.fmul(x, x) if _is_float(in_dt) else em.b.mul(x, x)
+        ...     return em.b.fadd(x, x) if _is_float(in_dt) else em.b.add(x, x)
+        >>> LOWERINGS.pop(double_p) is _double
+        True
     """
     def register(fn):
         for p in prims:
