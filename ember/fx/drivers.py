@@ -50,7 +50,8 @@ def driver(prim: Primitive, params: dict, compile: Callable):
 
 def interpret(closed) -> Callable:
     """The reference `compile`: the body evaluated equation by equation with the
-    primitives' numpy impls.
+    primitives' numpy impls.  Like every `compile` result (a native executable),
+    it returns a list of arrays (the impls may give numpy or Python scalars).
 
     Example:
         >>> import ember, numpy as np
@@ -60,7 +61,7 @@ def interpret(closed) -> Callable:
         [-1.0, -1.0]
     """
     graph = closed.graph
-    return lambda *vals: run_graph_numpy(graph, [], vals)
+    return lambda *vals: [np.asarray(o) for o in run_graph_numpy(graph, [], vals)]
 
 
 def call_driver(key: str) -> Callable:
@@ -92,12 +93,9 @@ def while_driver(params, compile):
 
     def run(*vals):
         cc, bc, carry = list(vals[:nc]), list(vals[nc:nc + nb]), list(vals[nc + nb:])
-        # (interpreted bodies may return numpy or Python scalars: the carry is kept
-        # as arrays, as every body's inputs are)
-        carry = [np.asarray(c) for c in carry]
-        while bool(np.asarray(cond(*cc, *carry)[0])):
-            carry = [np.asarray(c) for c in body(*bc, *carry)]
-        return carry
+        while bool(cond(*cc, *carry)[0]):
+            carry = body(*bc, *carry)
+        return [np.asarray(c) for c in carry]
     return run
 
 
@@ -113,8 +111,8 @@ def scan_driver(params, compile):
         ys = [np.empty((length,) + a.shape, dtype=a.dtype) for a in y_avals]
         for i in (range(length - 1, -1, -1) if reverse else range(length)):
             outs = body(*consts, *carry, *[x[i] for x in xs])
-            carry = [np.asarray(c) for c in outs[:nk]]
+            carry = outs[:nk]
             for y, o in zip(ys, outs[nk:]):
                 y[i] = o
-        return carry + ys
+        return [np.asarray(c) for c in carry] + ys
     return run
