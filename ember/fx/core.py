@@ -183,7 +183,6 @@ class Primitive:
       batch(axis_size, args, dims, **params) -> (out, out_dim)   dims: int or None
       partial_eval(trace, args, params) -> outputs   (higher-order primitives only)
       taylor(primals, series, **params) -> (primal_out, series_out)   (ember.jet)
-      lowerings[backend_name] -> backend-specific lowering
 
     What a scheduler needs to know, set by the factories that define it:
       kind: "elementwise" (one output element from the same element of each
@@ -222,7 +221,6 @@ class Primitive:
         self.taylor: Callable | None = None
         self.kind: str | None = None
         self.cost: str = "cheap"
-        self.lowerings: dict[str, Callable] = {}
         # Rules not meaningful for this primitive (e.g. transpose of a non-linear
         # op, jvp of an integer op); the coverage test reads this.
         self.not_applicable: set[str] = set()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 
 from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
-from ..fx.interpreter import run_graph_numpy
+from ..fx.drivers import call_driver, register_driver
 from ..fx.ir import ClosedGraph, Graph, Var, eval_graph
 from ..fx.prims.rules import defvectorized, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
@@ -94,10 +94,6 @@ def checkpoint_name(x, name: str):
 
 def _remat_abstract(*avals, graph, policy):
     return list(graph.out_avals)
-
-
-def _remat_impl(*vals, graph, policy):
-    return run_graph_numpy(graph.graph, [], vals)
 
 
 def _remat_jvp(primals, tangents, *, graph, policy):
@@ -177,7 +173,7 @@ def _remat_transpose(cts, *args, graph, policy):
 
 
 remat_p.abstract_eval = _remat_abstract
-remat_p.impl = _remat_impl
+register_driver(remat_p, call_driver("graph"))
 remat_p.jvp = _remat_jvp
 remat_p.batch = _remat_batch
 remat_p.partial_eval = _remat_partial_eval

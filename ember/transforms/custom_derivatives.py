@@ -23,7 +23,7 @@ import functools
 
 from .. import dtypes as _dt
 from ..fx.core import Primitive, Zero, get_aval, tangent_aval
-from ..fx.interpreter import run_graph_numpy
+from ..fx.drivers import call_driver, register_driver
 from ..fx.ir import eval_graph
 from ..fx.prims.rules import bdim_to_front, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
@@ -42,10 +42,6 @@ custom_lin_p.kind = "control"
 
 def _call_abstract(*avals, call, **_):
     return list(call.out_avals)
-
-
-def _call_impl(*vals, call, **_):
-    return run_graph_numpy(call.graph, [], vals)
 
 
 def _split_nondiff(args, nondiff_argnums):
@@ -182,7 +178,7 @@ def _custom_jvp_batch(axis_size, args, dims, *, call, jvp, num_consts):
 
 
 custom_jvp_call_p.abstract_eval = _call_abstract
-custom_jvp_call_p.impl = _call_impl
+register_driver(custom_jvp_call_p, call_driver("call"))
 custom_jvp_call_p.jvp = _custom_jvp_jvp
 custom_jvp_call_p.batch = _custom_jvp_batch
 custom_jvp_call_p.not_applicable.add("transpose")
@@ -348,7 +344,7 @@ def _custom_vjp_batch(axis_size, args, dims, *, call, fwd, bwd, num_consts, name
 
 
 custom_vjp_call_p.abstract_eval = _call_abstract
-custom_vjp_call_p.impl = _call_impl
+register_driver(custom_vjp_call_p, call_driver("call"))
 custom_vjp_call_p.jvp = _custom_vjp_jvp
 custom_vjp_call_p.batch = _custom_vjp_batch
 custom_vjp_call_p.not_applicable.add("transpose")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from ..fx.core import Primitive, Zero, get_aval, tangent_aval
-from ..fx.interpreter import run_graph_numpy
+from ..fx.drivers import call_driver, register_driver
 from ..fx.ir import eval_graph
 from ..fx.prims.rules import bdim_to_front, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
@@ -122,10 +122,6 @@ def _vecmat(matvec, b_tree, b_avals):
 
 def _abstract(*avals, call, **_):
     return list(call.out_avals)
-
-
-def _impl(*vals, call, **_):
-    return run_graph_numpy(call.graph, [], list(vals))
 
 
 def _fns(consts, call, tcall, matvec, counts):
@@ -240,7 +236,9 @@ def _batch(axis_size, args, dims, *, call, tcall, matvec, counts, symmetric, has
 
 
 linear_solve_p.abstract_eval = _abstract
-linear_solve_p.impl = _impl
+# the solve's graph runs through the shared driver: interpreted by the reference,
+# compiled by a native backend
+register_driver(linear_solve_p, call_driver("call"))
 linear_solve_p.jvp = _jvp
 linear_solve_p.transpose = _transpose
 linear_solve_p.batch = _batch

@@ -21,6 +21,7 @@ import numpy as np
 from .. import config
 from .. import dtypes as _dt
 from ..array import Array, wrap_buffer
+from ..fx.drivers import call_driver, register_driver
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
 from ..fx import trace_context
@@ -126,6 +127,8 @@ def _jit_transpose(cts, *args, graph, name, backend):
 
 jit_call_p.abstract_eval = _jit_abstract
 jit_call_p.impl = _jit_impl
+# compiled programs run a nested jit_call natively (its impl compiles it for its own backend)
+register_driver(jit_call_p, call_driver("graph"), reference_impl=False)
 jit_call_p.jvp = _jit_jvp
 jit_call_p.batch = _jit_batch
 jit_call_p.partial_eval = _jit_partial_eval

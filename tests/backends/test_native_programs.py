@@ -10,7 +10,7 @@ import pytest
 import ember
 from ember import lax
 from ember.backends.kernels import GemmKernel, RowKernel, schedule
-from ember.backends.llvm import blas
+from ember.backends.llvm import KernelLauncher, blas
 from ember.backends.llvm.kernel_target import cpu_target
 from ember.backends.llvm.executable import compile_graph
 from ember.backends.llvm.pool import NativePool, get_native_pool
@@ -124,7 +124,8 @@ def test_degenerate_and_half_precision_products():
     h = np.ones((2, 3), np.float16)
     got, ref, g = run_both(lambda a: lax.dot_general(a, a, (((1,), (1,)), ((), ()))), h)
     np.testing.assert_array_equal(got[0], ref[0])
-    assert kinds(g) == ["LibraryStep"]                 # numpy widens half precision
+    # widened to the float32 gemm between converts (kernels/widen.py), as the reference computes
+    assert "GemmKernel" in kinds(g) and "LibraryStep" not in kinds(g)
 
 
 def test_blas_runs_single_threaded_under_native_code(monkeypatch):
@@ -492,15 +493,14 @@ def _tanh_kernel():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_native_pool_covers_every_chunk(threads):
-    import ctypes
     cm = _tanh_kernel()
     x = np.random.default_rng(19).standard_normal(300_007).astype(np.float32)
     pool = NativePool(threads, adaptive=False)
     try:
         for total, minpt in [(x.size, 1000), (x.size, 1), (17, 1), (1, 1), (0, 1)]:
             y = np.full_like(x, np.nan)
-            args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
-            pool.run(cm["tanh_k"], ctypes.addressof(args), total, minpt)
+            call = KernelLauncher(cm["tanh_k"], 2).prepare([x, y])
+            pool.run(cm["tanh_k"], call.args_address, total, minpt)
             np.testing.assert_allclose(y[:total], np.tanh(x[:total]), rtol=1e-5, atol=1e-6)
             assert np.isnan(y[total:]).all()
     finally:
@@ -508,7 +508,6 @@ def test_native_pool_covers_every_chunk(threads):
 
 
 def test_native_pool_from_several_threads_and_after_idle():
-    import ctypes
     import time
     cm = _tanh_kernel()
     pool = NativePool(2)
@@ -519,8 +518,8 @@ def test_native_pool_from_several_threads_and_after_idle():
             x = np.random.default_rng(seed).standard_normal(200_000).astype(np.float32)
             for _ in range(30):
                 y = np.empty_like(x)
-                args = (ctypes.c_void_p * 2)(x.ctypes.data, y.ctypes.data)
-                pool.run(cm["tanh_k"], ctypes.addressof(args), x.size, 1000)
+                call = KernelLauncher(cm["tanh_k"], 2).prepare([x, y])
+                pool.run(cm["tanh_k"], call.args_address, x.size, 1000)
                 np.testing.assert_allclose(y, np.tanh(x), rtol=1e-5, atol=1e-6)
         except Exception as e:  # noqa: BLE001
             errors.append(e)
@@ -593,7 +592,7 @@ def test_programs_run_without_the_array_data_offset(monkeypatch):
 
 def test_kernels_run_on_the_python_pool_when_the_native_one_cannot_be_built(monkeypatch):
     from ember.backends.llvm import pool
-    monkeypatch.setattr(pool, "_native", None)
+    monkeypatch.setattr(pool._NATIVE, "_obj", None)
     monkeypatch.setattr(pool, "NativePool", lambda: (_ for _ in ()).throw(OSError("no sched_yield")))
     try:
         x = np.random.default_rng(21).standard_normal((1 << 18,)).astype(np.float32)
@@ -601,9 +600,9 @@ def test_kernels_run_on_the_python_pool_when_the_native_one_cannot_be_built(monk
         close(got, ref, rtol=1e-5, atol=1e-6)
         assert isinstance(pool.get_native_pool(), pool._ThreadPoolRunner)
     finally:
-        if pool._native is not None:
-            pool._native.shutdown()
-        pool._native = None
+        if pool._NATIVE._obj is not None:
+            pool._NATIVE._obj.shutdown()
+        pool._NATIVE._obj = None
 
 
 @pytest.mark.parametrize("shape,perm", [((70, 45), (1, 0)), ((33, 40, 50), (0, 2, 1)), ((40, 3, 50), (2, 1, 0)),

@@ -368,7 +368,7 @@ def test_random_fused_graphs_many(program):
 
 
 def test_control_flow_bodies_compile_natively():
-    from ember.backends.llvm.subgraphs import native_impl
+    from ember.fx.drivers import driver
     x = np.linspace(-1, 1, 8).astype(np.float32)
 
     def f(v):
@@ -382,4 +382,5 @@ def test_control_flow_bodies_compile_natively():
     g = ember.make_graph(f)(x)
     names = {eq.prim.name for eq in g.equations}
     assert {"scan", "while_loop", "cond"} <= names
-    assert all(native_impl(eq) is not None for eq in g.equations if eq.prim.name in ("scan", "while_loop", "cond"))
+    assert all(driver(eq.prim, eq.params, compile_graph) is not None
+               for eq in g.equations if eq.prim.name in ("scan", "while_loop", "cond"))

@@ -68,13 +68,6 @@ def _series(coef, z: D, start: int = 0, limit: int = 4000) -> D:
     return total
 
 
-def _fact(n: int) -> D:
-    r = D(1)
-    for k in range(2, n + 1):
-        r *= k
-    return r
-
-
 _FACT = [D(1)]
 for _k in range(1, 400):
     _FACT.append(_FACT[-1] * _k)

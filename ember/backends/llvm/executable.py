@@ -5,9 +5,12 @@ its kernels to LLVM IR in one module, compiles it (disk-cached, looked up by a
 fingerprint of the scheduled program so a hit builds no IR), and returns a
 `NativeExecutable` whose call runs the steps in order: kernels (fused loops,
 BLAS products, convolutions, scatters) through prepared ctypes calls, large
-ones split over the native worker pool (pool.py); library steps with the
-primitives' numpy implementations.  The per-call Python work is one generated
-straight-line function per executable.
+ones split over the native worker pool (pool.py); library steps on the host
+(`kernels.runner.host_library_step`: the numpy impl, or the shared
+control-flow driver with its bodies compiled here).  The arena plan,
+reduction inits and work estimates are the neutral `kernels.runner`'s; this
+module keeps the ctypes binding and the threading policy.  The per-call
+Python work is one generated straight-line function per executable.
 
 Buffers.  Every kernel of a program finds its buffers in one table indexed by
 buffer id: entry `b` holds the address of a pointer to buffer `b`'s data.  For a
@@ -32,25 +35,23 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import sys
 import threading
 
 import numpy as np
 
 from ... import config
-from ...fx.prims.reduce import reduction_identity as _identity
 from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
-from ..kernels.schedule import EXPENSIVE
+from ..kernels.runner import KERNELS, host_library_step, parallel_range, plan_arena, reduction_inits, work
 from . import blas, packed_gemm
-from .codegen import generator_fingerprint, kernel_names, render_program
+from .codegen import kernel_names, render_program
+from .fingerprint import generator_fingerprint
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
 from .kernel_target import cpu_target
 from .runtime import KernelLauncher, num_threads
-from .subgraphs import native_impl
 
 # Work (elements, weighted by the cost of their expression) below which a kernel
 # runs on the calling thread only; larger kernels are split over the native
@@ -86,7 +87,6 @@ def _data_offset():
 DATA_OFFSET = _data_offset()
 
 _K_INLINE, _K_PARALLEL, _LIB = range(3)
-_KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
 
 
 class _Step:
@@ -114,7 +114,7 @@ class NativeExecutable(Executable):
         read_by_kernel = set()
         kernel_out, lib_out = {}, {}
         for i, step in enumerate(program.steps):
-            if isinstance(step, _KERNELS):
+            if isinstance(step, KERNELS):
                 read_by_kernel.update(step.inputs)
                 for o in step.outputs:
                     kernel_out.setdefault(o, i)  # the first writer allocates it
@@ -127,26 +127,26 @@ class NativeExecutable(Executable):
         # buffers that hold arrays of one call only: forgotten when it returns
         self._transient = sorted(set(self._inputs) | {b for b, *_ in self._fresh} | set(lib_out))
         self._outputs = list(program.outputs)
-        self._offsets, self._arena_bytes = _plan_arena(program, kernel_out, out_ids)
+        self._offsets, self._arena_bytes = plan_arena(program, kernel_out, out_ids, _ALIGN)
 
         self._steps = []
         gemm = False
         for step in program.steps:
             d = _Step()
-            if isinstance(step, _KERNELS):
+            if isinstance(step, KERNELS):
                 d.addr = addresses[step.name]
                 d.fn = KernelLauncher(d.addr, 1)._fn
-                d.total, row_work = _parallel_range(step)
+                d.total, row_work = parallel_range(step)
                 d.min_rows = max(1, -(-MIN_PER_THREAD // max(row_work, 1)))
                 d.outputs = step.outputs
-                d.init = _inits(step, bufs)
+                d.init = reduction_inits(step, bufs)
                 if all(bufs[o].size == 0 for o in d.outputs) or d.total == 0:
                     continue  # (an empty member of a row group still runs: its siblings may not be)
                 gemm |= isinstance(step, (GemmKernel, ConvKernel))
                 d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
                 d.kind = _LIB
-                d.fn = _library_fn(step)
+                d.fn = host_library_step(step, compile_graph)
                 d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
@@ -375,127 +375,6 @@ def _run_library(exe, st, d):
             views[o] = r
 
 
-def _library_fn(step):
-    """A library step's callable: a natively compiled version of its sub-graphs for
-    higher-order primitives (see subgraphs.py), else the primitive's numpy impl."""
-    eq = step.eq
-    native = native_impl(eq)
-    if native is None:
-        impl, params = eq.prim.impl, eq.params
-        native = lambda *vals: impl(*vals, **params)  # noqa: E731
-    return native
-
-
-def _inits(step, bufs):
-    """(buffer, identity) for reductions that accumulate into a pre-filled output."""
-    members = step.members if isinstance(step, RowKernel) else [step]
-    return [(m.out, _identity(m.op, bufs[m.out].dtype)) for m in members
-            if isinstance(m, ReduceKernel) and not m.register_accumulator]
-
-
-def _cost(body) -> int:
-    """Relative cost of evaluating an expression once (1 + 8 per expensive op)."""
-    seen, stack, cost = set(), [body], 1
-    while stack:
-        e = stack.pop()
-        if not isinstance(e, tuple) or id(e) in seen:
-            continue
-        seen.add(id(e))
-        if e and e[0] == "op" and e[1] in EXPENSIVE:
-            cost += 8
-        stack.extend(x for x in e if isinstance(x, tuple))
-    return cost
-
-
-def _parallel_range(step) -> tuple[int, int]:
-    """(extent of the kernel's parallel range, work per index of it)."""
-    if isinstance(step, GemmKernel):
-        blocks = step.tasks // step.batch
-        per_task = 2 * step.m * step.n * step.k // blocks // 32
-        per_task += sum(_work(e) * _cost(e.body) for e in step.epilogue) // blocks
-        return step.tasks, per_task
-    if isinstance(step, RowKernel):
-        work = sum(_work(m) * _cost(m.body) for m in step.members)
-        return step.outer[0], work // max(step.outer[0], 1)
-    if isinstance(step, ScatterKernel):
-        return 1, _work(step)
-    if isinstance(step, ConvKernel):
-        per_image = 2 * step.groups * step.og * step.k * step.p // 32 + _work(step.cols) // step.n
-        return step.n, per_image
-    work = _work(step) * _cost(step.body)
-    if isinstance(step, MapKernel):
-        if not step.shape:
-            return 1, work
-    elif step.register_accumulator:
-        if not step.kept:
-            return 1, work
-        total = step.space[step.kept[0]]
-        return total, work // max(total, 1)
-    elif 0 not in step.kept:
-        return 1, work
-    total = (step.shape if isinstance(step, MapKernel) else step.space)[0]
-    return total, work // max(total, 1)
-
-
-def _plan_arena(program, kernel_out, out_ids):
-    """Byte offsets in one arena for the kernels' intermediate buffers: a buffer's
-    bytes are reused once its last reader has run."""
-    bufs = program.buffers
-    n_steps = len(program.steps)
-    end = {}
-    for i, step in enumerate(program.steps):
-        for b in step.inputs:
-            end[b] = i
-    # a library result may be a view of its operands: they live as long as it does
-    for i in range(n_steps - 1, -1, -1):
-        step = program.steps[i]
-        if hasattr(step, "eq"):
-            last = max((n_steps if o in out_ids else end.get(o, i)) for o in step.outputs) if step.outputs else i
-            for b in step.inputs:
-                if type(b) is int:
-                    end[b] = max(end.get(b, i), last)
-    by_step: dict[int, list] = {}
-    for b, i in kernel_out.items():
-        if b not in out_ids:
-            by_step.setdefault(i, []).append(b)
-    free: list[tuple[int, int]] = []   # (offset, size)
-    top = 0
-    offsets = {}
-    releases: dict[int, list] = {}
-    for i in range(n_steps):
-        for b in sorted(by_step.get(i, [])):
-            size = -(-bufs[b].size * bufs[b].dtype.itemsize // _ALIGN) * _ALIGN
-            best = None
-            for j, (o, s) in enumerate(free):
-                if s >= size and (best is None or s < free[best][1]):
-                    best = j
-            if best is None:
-                offsets[b] = top
-                top += size
-            else:
-                o, s = free.pop(best)
-                offsets[b] = o
-                if s > size:
-                    free.append((o + size, s - size))
-            releases.setdefault(max(end.get(b, i), i), []).append((offsets[b], size))
-        for o, s in releases.pop(i, []):
-            free.append((o, s))
-            free.sort()
-            merged = []
-            for fo, fs in free:
-                if merged and merged[-1][0] + merged[-1][1] == fo:
-                    merged[-1] = (merged[-1][0], merged[-1][1] + fs)
-                else:
-                    merged.append((fo, fs))
-            free = merged
-    return offsets, top
-
-
-def _work(kernel) -> int:
-    space = kernel.shape if isinstance(kernel, MapKernel) else kernel.space
-    return int(math.prod(space))
-
-
 def _host(c):
     v = getattr(c, "_value", None)
     return v if v is not None else np.asarray(c)
@@ -516,8 +395,8 @@ def compile_graph(closed, target=None) -> NativeExecutable:
         loops.extend(s.members if isinstance(s, RowKernel) else [s.cols] if isinstance(s, ConvKernel)
                      else s.epilogue if isinstance(s, GemmKernel)
                      else [s] if isinstance(s, (MapKernel, ReduceKernel, ScatterKernel)) else [])
-    work = max((_work(m) for m in loops), default=0)
-    opt = 3 if work >= SMALL_PROGRAM else 0
+    work_max = max((work(m) for m in loops), default=0)
+    opt = 3 if work_max >= SMALL_PROGRAM else 0
     symbols = blas.SYMBOLS if packed_gemm.use_blas() else packed_gemm.SYMBOLS
     externals = sorted({symbols[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
     try:

@@ -9,26 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...fx.prims import elementwise as _ew
 from ..kernels.target import Target
-from .codegen import supports
+from .ops import LIBRARY_STEPS, supports
 from .runtime import num_threads
 
-# Elementwise primitives the LLVM renderer has no lowering for, so each is one
-# library step (its numpy impl on whole buffers) between fused kernels:
-LIBRARY = frozenset({
-    # no vectorisable approximation in mathlib with a measured ulp bound yet
-    _ew.lgamma_p, _ew.digamma_p, _ew.polygamma_p, _ew.erf_inv_p,
-    # half precision must step in its own format (the renderer computes halves
-    # in float32, where a half's neighbour is not the next float32)
-    _ew.nextafter_p,
-    # integer bit counts: no lowering yet (population_count follows numpy's
-    # bitwise_count, the bits of |x|, which a ctpop lowering must reproduce)
-    _ew.clz_p, _ew.population_count_p,
-    # complex values are not native here, and conj of a real operand is not
-    # lowered (it would be the identity)
-    _ew.real_p, _ew.imag_p, _ew.conj_p, _ew.complex_p,
-})
+# Elementwise primitives the LLVM renderer runs as library steps on purpose (each
+# with its reason: ops.LIBRARY_STEPS)
+LIBRARY = frozenset(LIBRARY_STEPS)
 
 
 def cpu_target(threads: int | None = None) -> Target:

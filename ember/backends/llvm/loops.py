@@ -34,8 +34,10 @@ def elementwise_kernel(module: ir.Module, name: str, n_inputs: int, ty: ir.Type,
                        n_outputs: int = 1, out_type: ir.Type | None = None) -> ir.Function:
     """Define ``name``: for i in [start, stop): outs[i] = body(ins[i]).
 
-    ``args`` holds ``n_inputs`` input pointers then ``n_outputs`` output
-    pointers, all of element type ``ty`` (outputs ``out_type`` if given).
+    Buffers ``0 .. n_inputs-1`` of ``args`` are the inputs, then the
+    ``n_outputs`` outputs (runtime.py's ABI: each entry points at the slot
+    holding the buffer's data pointer), all of element type ``ty`` (outputs
+    ``out_type`` if given).
     ``body(builder, [x0, x1, ...])`` returns the ``n_outputs`` values.
 
     Example::

@@ -26,7 +26,6 @@ Example::
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import queue
@@ -35,6 +34,7 @@ import threading
 import llvmlite.ir as ir
 
 from . import compiler, target
+from .process_local import ProcessLocal
 from .runtime import get_pool, kernel_type, num_threads
 
 __all__ = ["NativePool", "get_native_pool"]
@@ -360,10 +360,6 @@ def _call(fn, start, stop, args):
     f(start, stop, args)
 
 
-_native: NativePool | None = None
-_native_lock = threading.Lock()
-
-
 class _ThreadPoolRunner:
     """``NativePool.run`` on the Python ``ThreadPool``, where the native pool
     cannot be built (no ``sched_yield``, an unusual target)."""
@@ -387,33 +383,14 @@ def get_native_pool() -> NativePool:
 
         get_native_pool().n_threads
     """
-    global _native
-    p = _native
-    if p is not None and p.pid == os.getpid() and not p._closed:
-        return p
-    with _native_lock:
-        p = _native
-        if p is None or p.pid != os.getpid() or p._closed:
-            try:
-                p = NativePool()
-            except Exception:  # noqa: BLE001 - fall back to the Python pool
-                p = _ThreadPoolRunner()
-            _native = p
-        return p
+    return _NATIVE.get()
 
 
-def _after_fork_in_child() -> None:
-    global _native, _native_lock
-    _native = None
-    _native_lock = threading.Lock()
+def _build_pool():
+    try:
+        return NativePool()
+    except Exception:  # noqa: BLE001 - fall back to the Python pool
+        return _ThreadPoolRunner()
 
 
-def _shutdown_at_exit() -> None:
-    p = _native
-    if p is not None:
-        p.shutdown(timeout=0.5)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_shutdown_at_exit)
+_NATIVE = ProcessLocal(_build_pool)

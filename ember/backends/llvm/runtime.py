@@ -8,16 +8,20 @@ Kernel ABI (fixed; every generated kernel has exactly this signature)::
   outermost parallel dimension (output rows, or flat elements for a 1-d
   loop).  Any two disjoint ranges may run concurrently on different threads,
   so a kernel must write only the outputs that belong to its range.
-* ``args`` points to an array of raw buffer pointers: the inputs, then the
-  outputs, in the order the code generator chose when it wrote the kernel.
-  Scalars and shapes are either baked into the code or passed in a small
-  buffer like any other input.
+* ``args`` is a table indexed by buffer number whose entry ``b`` points at
+  the slot holding buffer ``b``'s data pointer (one indirection: a compiled
+  program's slot for a numpy array is the data field inside the array object,
+  so binding an array costs no address lookup, see executable.py; a hand-built
+  call's slots are an array `PreparedCall` keeps).  Generated programs number
+  buffers program-wide; hand-written kernels (loops.py) use their inputs then
+  outputs.  Scalars and shapes are either baked into the code or passed in a
+  small buffer like any other input.
 * The kernel returns nothing and must not fail: errors are detected before the
   launch (shape checks) or signalled through an output buffer.
 * An empty range (``start >= stop``) must be a no-op.
 
 ``declare_kernel`` creates a function with this signature in an llvmlite
-module, ``kernel_arg`` loads one typed buffer pointer from ``args``.
+module, ``kernel_arg`` loads one typed buffer pointer through ``args``.
 
 Launching: ``KernelLauncher(address, n_args)`` builds the ctypes prototype
 once; ``launcher.prepare(buffers)`` builds the pointer array once and returns
@@ -39,7 +43,6 @@ Example::
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import itertools
 import os
@@ -49,6 +52,8 @@ import time
 from typing import Callable, Sequence
 
 import llvmlite.ir as ir
+
+from .process_local import ProcessLocal
 
 __all__ = [
     "KERNEL_SIGNATURE",
@@ -101,15 +106,18 @@ def declare_kernel(module: ir.Module, name: str) -> tuple[ir.Function, ir.Argume
 
 def kernel_arg(builder: ir.IRBuilder, args: ir.Value, index: int, elem_type: ir.Type,
                name: str = "") -> ir.Value:
-    """Load buffer pointer ``index`` from ``args`` as ``elem_type*``.
+    """Buffer ``index``'s data pointer as ``elem_type*``: ``args[index]`` points at
+    the slot holding it (the ABI above).
 
     Example::
 
         x = kernel_arg(b, args, 0, ir.FloatType(), "x")   # float* x
     """
-    slot = builder.gep(args, [ir.Constant(_I64, index)], inbounds=True)
-    raw = builder.load(slot, name=name + ".raw" if name else "")
-    return builder.bitcast(raw, elem_type.as_pointer(), name=name)
+    entry = builder.gep(args, [ir.Constant(_I64, index)], inbounds=True)
+    raw = builder.load(entry, name=name + ".slot.raw" if name else "")
+    slot = builder.bitcast(raw, _I8PP, name=name + ".slot" if name else "")
+    data = builder.load(slot, name=name + ".data" if name else "")
+    return builder.bitcast(data, elem_type.as_pointer(), name=name)
 
 
 # ---------------------------------------------------------------------------
@@ -175,14 +183,26 @@ class PreparedCall:
         call.run(n, min_per_thread=1 << 15)     # in parallel when worth it
     """
 
-    __slots__ = ("_fn", "_argv", "_argp", "_keep", "__weakref__")
+    __slots__ = ("_fn", "_slots", "_argv", "_argp", "_keep", "__weakref__")
 
     def __init__(self, fn, addresses: Sequence[int], keep=()):
         self._fn = fn
         n = max(1, len(addresses))
-        self._argv = (ctypes.c_void_p * n)(*addresses)
+        self._slots = (ctypes.c_void_p * n)(*addresses)
+        base, size = ctypes.addressof(self._slots), ctypes.sizeof(ctypes.c_void_p)
+        self._argv = (ctypes.c_void_p * n)(*[base + i * size for i in range(n)])
         self._argp = ctypes.addressof(self._argv)
         self._keep = tuple(keep)
+
+    @property
+    def args_address(self) -> int:
+        """The ``args`` table to pass to the kernel (e.g. to a worker pool).
+
+        Example::
+
+            get_native_pool().run(address, call.args_address, n)
+        """
+        return self._argp
 
     def __call__(self, start: int, stop: int) -> None:
         self._fn(start, stop, self._argp)
@@ -409,10 +429,6 @@ class ThreadPool:
         self._queues, self._threads = [], []
 
 
-_pool: ThreadPool | None = None
-_pool_lock = threading.Lock()
-
-
 def get_pool() -> ThreadPool:
     """The process-wide pool, created on first use (and again after fork).
 
@@ -420,15 +436,7 @@ def get_pool() -> ThreadPool:
 
         get_pool().n_threads
     """
-    global _pool
-    p = _pool
-    if p is not None and p.pid == os.getpid() and not p._closed:
-        return p
-    with _pool_lock:
-        p = _pool
-        if p is None or p.pid != os.getpid() or p._closed:
-            p = _pool = ThreadPool()
-        return p
+    return _POOL.get()
 
 
 def parallel_for(fn: Callable[[int, int], None], total: int, min_per_thread: int = 1,
@@ -442,20 +450,4 @@ def parallel_for(fn: Callable[[int, int], None], total: int, min_per_thread: int
     get_pool().parallel_for(fn, total, min_per_thread, align=align)
 
 
-def _after_fork_in_child() -> None:
-    # the parent's worker threads do not exist here; the lock may be held by
-    # a thread that vanished with the fork
-    global _pool, _pool_lock
-    _pool = None
-    _pool_lock = threading.Lock()
-
-
-def _shutdown_at_exit() -> None:
-    p = _pool
-    if p is not None:
-        p.shutdown(timeout=0.5)
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_shutdown_at_exit)
+_POOL = ProcessLocal(ThreadPool)

@@ -112,6 +112,11 @@ def unary(name, npfn, allowed=_inexact, out_dtype=None, lowp=True):
     return p
 
 
+def _as_unsigned(x):
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
 def _erf_inv(x):
     return _sp.erfinv(x)
 
@@ -186,7 +191,8 @@ not_p = unary("not", lambda x: np.invert(x), _intlike, lowp=False)
 real_p = unary("real", np.real, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
 imag_p = unary("imag", np.imag, lambda d: _dt.kind(d) == "c", out_dtype=_dt.real_dtype, lowp=False)
 conj_p = unary("conj", np.conj, _inexact, lowp=False)
-population_count_p = unary("population_count", lambda x: np.bitwise_count(x).astype(np.asarray(x).dtype),
+# the bits of the two's complement (JAX's population_count; numpy's bitwise_count counts |x|)
+population_count_p = unary("population_count", lambda x: np.bitwise_count(_as_unsigned(x)).astype(np.asarray(x).dtype),
                            _dt.is_integer, out_dtype=lambda d: d, lowp=False)
 clz_p = unary("clz", None, _dt.is_integer, lowp=False)
 

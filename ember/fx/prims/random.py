@@ -3,8 +3,7 @@ with: `threefry2x32_composite`, written with `ember.lax` uint32 add/xor/shift/or
 (what `ember.random` stages by default), and the `threefry2x32` primitive, the same
 function as one equation whose reference implementation is numpy uint32
 wrap-around arithmetic (bit-identical; `ember.random.set_threefry_impl("primitive")`
-selects it for shorter graphs and faster eager draws).  The composite is registered
-as the primitive's backend-neutral expansion (`threefry2x32_p.lowerings["expand"]`).
+selects it for shorter graphs and faster eager draws).
 `sampler_math` is the samplers' transcendental step (log, log1p, exp, erf,
 erf_inv), evaluated by the eager implementation on every path.
 
@@ -140,9 +139,6 @@ def threefry2x32_composite(k0, k1, x0, x1):
         x0 = add(x0, ks[s % 3])
         x1 = add(add(x1, ks[(s + 1) % 3]), np.uint32(s))
     return [x0, x1]
-
-
-threefry2x32_p.lowerings["expand"] = threefry2x32_composite
 
 
 # --- the transcendental step of the samplers -----------------------------------------

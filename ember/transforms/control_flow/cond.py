@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
-from ...fx.interpreter import run_graph_numpy
+from ...fx.drivers import register_driver, switch_driver
 from ...fx.ir import Graph, eval_graph
 from ...fx.prims import convert as _cv
 from ...fx.prims import elementwise as _ew
@@ -36,11 +36,6 @@ def _cond_abstract(index, *ops, branches):
     if index.shape != () or not (_dt.is_integer(index.dtype)):
         raise TypeError(f"cond: the branch index must be an int32 scalar, got {index.str_user()}")
     return list(branches[0].out_avals)
-
-
-def _cond_impl(index, *ops, branches):
-    i = int(np.clip(int(np.asarray(index)), 0, len(branches) - 1))
-    return run_graph_numpy(branches[i].graph, [], ops)
 
 
 def _cond_jvp(primals, tangents, *, branches):
@@ -201,7 +196,7 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 cond_p.abstract_eval = _cond_abstract
-cond_p.impl = _cond_impl
+register_driver(cond_p, switch_driver)   # the impl: the shared driver, bodies interpreted
 cond_p.jvp = _cond_jvp
 cond_p.batch = _cond_batch
 cond_p.partial_eval = _cond_partial_eval

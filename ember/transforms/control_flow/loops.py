@@ -15,7 +15,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.core import Primitive, Tracer, Zero, get_aval, tangent_aval
-from ...fx.interpreter import run_graph_numpy
+from ...fx.drivers import register_driver, while_driver
 from ...fx.ir import eval_graph
 from ...fx.prims.rules import bdim_to_front, instantiate
 from ...fx.staging import consts_to_inputs, trace_flat
@@ -31,15 +31,6 @@ while_p.kind = "control"
 
 def _while_abstract(*avals, cond_graph, body_graph, cond_nconsts, body_nconsts):
     return list(avals[cond_nconsts + body_nconsts:])
-
-
-def _while_impl(*vals, cond_graph, body_graph, cond_nconsts, body_nconsts):
-    cc = list(vals[:cond_nconsts])
-    bc = list(vals[cond_nconsts:cond_nconsts + body_nconsts])
-    carry = list(vals[cond_nconsts + body_nconsts:])
-    while bool(np.asarray(run_graph_numpy(cond_graph.graph, [], cc + carry)[0])):
-        carry = [np.asarray(c) for c in run_graph_numpy(body_graph.graph, [], bc + carry)]
-    return carry
 
 
 def _while_jvp(primals, tangents, *, cond_graph, body_graph, cond_nconsts, body_nconsts):
@@ -131,7 +122,7 @@ def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts,
 
 
 while_p.abstract_eval = _while_abstract
-while_p.impl = _while_impl
+register_driver(while_p, while_driver)   # the impl: the shared driver, bodies interpreted
 while_p.jvp = _while_jvp
 while_p.batch = _while_batch
 # No transpose: the trip count is dynamic.  backward_pass reports this with a hint.

@@ -13,10 +13,9 @@ Example:
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval, user_source
-from ...fx.interpreter import run_graph_numpy
+from ...fx.drivers import register_driver, scan_driver
 from ...fx.ir import Graph
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
 from ...fx.staging import consts_to_inputs, trace_flat
@@ -43,21 +42,6 @@ def _scan_abstract(*avals, body, num_consts, num_carry, length, reverse):
     carry = avals[num_consts:num_consts + num_carry]
     ys = [_stack_aval(a, length) for a in body.out_avals[num_carry:]]
     return list(carry) + ys
-
-
-def _scan_impl(*vals, body, num_consts, num_carry, length, reverse):
-    consts = list(vals[:num_consts])
-    carry = list(vals[num_consts:num_consts + num_carry])
-    xs = [np.asarray(x) for x in vals[num_consts + num_carry:]]
-    y_avals = body.out_avals[num_carry:]
-    ys = [np.empty((length,) + a.shape, dtype=a.dtype) for a in y_avals]
-    order = range(length - 1, -1, -1) if reverse else range(length)
-    for i in order:
-        outs = run_graph_numpy(body.graph, [], consts + carry + [x[i] for x in xs])
-        carry = [np.asarray(c) for c in outs[:num_carry]]
-        for y, o in zip(ys, outs[num_carry:]):
-            y[i] = o
-    return carry + ys
 
 
 def _split(seq, num_consts, num_carry):
@@ -230,7 +214,7 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
 
 
 scan_p.abstract_eval = _scan_abstract
-scan_p.impl = _scan_impl
+register_driver(scan_p, scan_driver)   # the impl: the shared driver, bodies interpreted
 scan_p.jvp = _scan_jvp
 scan_p.batch = _scan_batch
 scan_p.partial_eval = _scan_partial_eval
