@@ -78,3 +78,16 @@ def test_fx_imports_nothing_from_above_or_optional(path):
 
 def test_every_fx_file_is_checked():
     assert len(FX_FILES) > 20 and FX / "core.py" in FX_FILES
+
+
+# Host conversion lives with Array, so what converts user data below the numpy
+# layer (device_put, jit's operands, the transforms' argument checks) needs no numpy layer.
+HOST_USERS = ["ember/_host.py", "ember/array.py", "ember/api_device.py",
+              "ember/transforms/jit.py", "ember/transforms/util.py", "ember/backends/base.py"]
+
+
+@pytest.mark.parametrize("rel", HOST_USERS)
+def test_host_conversion_needs_no_numpy_layer(rel):
+    names = [(line, n) for line, n in imported_names(ROOT / rel)
+             if n == "ember.numpy" or n.startswith("ember.numpy.")]
+    assert not names, f"{rel} imports {names}"
