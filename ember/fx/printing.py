@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dtypes import short_name
 from .ir import ClosedGraph, Graph, Literal, Var
 
 
@@ -45,7 +46,6 @@ def _fmt_param(v, indent: int) -> str:
     if isinstance(v, tuple) and any(isinstance(w, (ClosedGraph, Graph)) for w in v):
         return "(" + ", ".join(_fmt_param(w, indent) for w in v) + ")"
     if isinstance(v, np.dtype):
-        from ..dtypes import short_name
         return short_name(v)
     if callable(v) and hasattr(v, "__name__"):
         return v.__name__

@@ -17,7 +17,7 @@ from .. import dtypes as _dt
 from ..tree import tree_flatten, tree_unflatten
 from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval,
                    new_trace, user_source)
-from .ir import ClosedGraph, Equation, Graph, Literal, Var
+from .ir import ClosedGraph, Equation, Graph, Literal, Var, typecheck
 
 
 class StagingTracer(Tracer):
@@ -137,7 +137,6 @@ def trace_flat(fun, in_avals, parent: Trace | None = None, arg_names=None,
         outs = fun(*args)
         closed = trace.finish(list(outs))
     if config.typecheck_graphs():
-        from .ir import typecheck
         typecheck(closed)
     return closed
 
@@ -183,6 +182,7 @@ def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
         n = len(args)
         nums = tuple(i % n if n else i for i in static_argnums)
         static, dynamic = _split_static(args, nums)
+        # the transforms' argument checks (a layer above): make_graph is a user entry point
         from ..transforms.util import argument_names, as_ember_args, flatten_outputs
         desc = f"make_graph({getattr(fun, '__name__', 'fun')})"
         leaves, in_tree = tree_flatten((dynamic, kwargs))
@@ -203,8 +203,7 @@ def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
         closed.in_tree = in_tree
         closed.out_tree = out_tree_box[0]
         if return_shape:
-            from ..tree import tree_unflatten as unf
-            shapes = unf(closed.out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
+            shapes = tree_unflatten(closed.out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
             return closed, shapes
         return closed
 

@@ -31,6 +31,7 @@ from ..fx.prims import linalg as _la
 from ..fx.prims import reduce as _red
 from ..fx.prims import shape as _sh
 from ._core import asarray, broadcast_shapes, broadcast_to
+from ._util import canonicalize_axis, check_dtype
 
 __all__ = [
     "EigResult",
@@ -106,7 +107,6 @@ def _const(dtype, v):
 
 
 def _axis(axis, ndim, op):
-    from ._util import canonicalize_axis
     return canonicalize_axis(axis, ndim, op)
 
 
@@ -367,7 +367,6 @@ def trace(x, /, *, offset=0, dtype=None):
         5
     """
     from ._reductions import sum as _sum
-    from ._util import check_dtype
     check_dtype("trace", x, "numeric")
     # the array API's sum dtype rule: small integers widen to the default integer
     return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)

@@ -7,7 +7,9 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import Primitive, Zero, get_aval, tangent_aval
+import numpy as np
+
+from ..fx.core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
 from ..fx.prims.rules import defvectorized
 from ..fx.staging import ShapeDtypeStruct, make_graph
 from ..tree import tree_map, tree_unflatten
@@ -48,8 +50,6 @@ def eval_shape(fun, *args, **kwargs):
 
 def _placeholder(a):
     """ShapeDtypeStructs stand for arrays: stage over zeros of that type (never computed)."""
-    from ..fx.core import AbstractArray
     if isinstance(a, AbstractArray):
-        import numpy as np
         return np.broadcast_to(np.zeros((), a.dtype), a.shape)
     return a

@@ -12,8 +12,11 @@ Example:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ...fx.core import get_aval
 from ...fx.prims import shape as _sh
+from ...fx.prims.elementwise import add
 from ...tree import tree_flatten, tree_unflatten
 from ..util import as_ember
 
@@ -39,12 +42,10 @@ def _interleave(evens, odds, axis):
     cfg_o[axis] = (1, 1 if n_e > n_o else 0, 1) if n_o else (1, 0, 0)
     pe = _sh.pad(evens, zero, tuple(cfg_e))
     po = _sh.pad(odds, zero, tuple(cfg_o))
-    from ...fx.prims.elementwise import add
     return add(pe, po)
 
 
 def _zero(x):
-    import numpy as np
     return np.zeros((), get_aval(x).dtype)[()]
 
 
