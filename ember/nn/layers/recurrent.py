@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 
+from ... import numpy as enp
 from .. import functional as F
 from .. import init
 from ..module import Module, next_rng_key
@@ -25,11 +26,6 @@ from ._common import check_sizes, init_keys, param_dtype, place
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def _cell_fn(mode):
@@ -90,7 +86,7 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         import ember
-        e = _enp()
+        e = enp
         x = F._util.float_arr(input)
         if x.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: expected input to be 2D or 3D, got {x.ndim}D")
@@ -246,7 +242,7 @@ class RNNCellBase(Module):
     reset_parameters = RNNBase.reset_parameters
 
     def _hx(self, x, hx):
-        e = _enp()
+        e = enp
         if hx is None:
             shape = (x.shape[0], self.hidden_size) if x.ndim == 2 else (self.hidden_size,)
             return e.zeros(shape, dtype=x.dtype)
