@@ -165,11 +165,6 @@ def get_aval(x) -> AbstractArray:
 _SCALAR_AVALS: dict = {}
 
 
-def is_scalar_literal(x) -> bool:
-    t = type(x)
-    return t is bool or t is int or t is float or t is complex or isinstance(x, np.generic)
-
-
 # --- primitives ----------------------------------------------------------------
 
 class Primitive:

@@ -18,7 +18,7 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import Tracer, current_trace, new_trace, set_current_trace
+from ..fx.core import current_trace, new_trace, set_current_trace
 from ..fx.ir import ClosedGraph, Graph, eval_graph
 from ..fx.staging import StagingTrace, StagingTracer, trace_flat
 
@@ -81,7 +81,3 @@ def partial_eval_graph(closed: ClosedGraph, unknowns, instantiate=False):
     g = ug.graph
     unknown_graph = ClosedGraph(Graph([], g.constvars + g.inputs, g.equations, g.outputs), [])
     return kg, unknown_graph, box["out_unknown"], len(ug.consts)
-
-
-def is_unknown_tracer(trace, x) -> bool:
-    return isinstance(x, Tracer) and x._trace is trace

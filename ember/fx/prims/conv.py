@@ -85,11 +85,6 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
         (out_s.index("N"), out_s.index("C")) + tuple(out_s.index(c) for c in spatial))
 
 
-def _canonical(nd):
-    s = tuple(range(nd))
-    return ConvDimensionNumbers(s, s, s)
-
-
 # --- abstract evaluation ------------------------------------------------------------------
 
 def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,

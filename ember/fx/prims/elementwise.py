@@ -608,12 +608,6 @@ def _real_const(x, v):
     return np.array(v, dtype=_dt.real_dtype(get_aval(x).dtype))[()]
 
 
-def _linear_unary_transpose(prim):
-    def t(ct, x, **params):
-        return [prim.bind(ct, **params)]
-    return t
-
-
 defjvp(neg_p, lambda g, ans, x: neg(g))
 neg_p.transpose = lambda ct, x: [neg(ct)]
 defjvp_zero(sign_p)

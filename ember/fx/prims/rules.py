@@ -193,9 +193,3 @@ def deflinear(prim, transpose):
     prim.jvp = jvp
     prim.transpose = transpose
     return prim
-
-
-def defnondiff(prim):
-    """Mark a primitive as having no derivative (integer/bool only), zero tangents."""
-    defjvp_zero(prim)
-    return prim
