@@ -20,7 +20,7 @@ import scipy.special as _sp
 
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error
-from .rules import (defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
+from .rules import (defbilinear, defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -708,7 +708,7 @@ defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 add_p.transpose = _add_transpose
 defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
 sub_p.transpose = _sub_transpose
-defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
+defbilinear(mul_p)
 mul_p.transpose = _mul_transpose
 defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
 div_p.transpose = _div_transpose
