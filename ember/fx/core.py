@@ -165,6 +165,28 @@ def get_aval(x) -> AbstractArray:
 _SCALAR_AVALS: dict = {}
 
 
+def const(dtype, value):
+    """`value` as a rank-0 numpy constant of `dtype`: the literal that n-ary
+    elementwise primitives broadcast (the one helper for this; `const_like` takes
+    the dtype of a value).
+
+    Example:
+        >>> const("float16", 1.5), const(np.int8, 3).dtype
+        (np.float16(1.5), dtype('int8'))
+    """
+    return np.array(value, dtype=dtype)[()]
+
+
+def const_like(x, value):
+    """`value` as a rank-0 numpy constant of the dtype of `x` (an array or tracer).
+
+    Example:
+        >>> const_like(np.zeros(3, np.float32), 2).dtype
+        dtype('float32')
+    """
+    return np.array(value, dtype=get_aval(x).dtype)[()]
+
+
 # --- primitives ----------------------------------------------------------------
 
 class Primitive:

@@ -12,9 +12,7 @@ Example:
 """
 from __future__ import annotations
 
-import numpy as np
-
-from ...fx.core import get_aval
+from ...fx.core import const_like, get_aval
 from ...fx.prims import shape as _sh
 from ...fx.prims.elementwise import add
 from ...tree import tree_flatten, tree_unflatten
@@ -33,7 +31,7 @@ def _slice_axis(x, start, stop, step, axis):
 def _interleave(evens, odds, axis):
     """Merge two arrays along `axis`: evens at 0, 2, 4..., odds at 1, 3, 5..."""
     ea, oa = get_aval(evens), get_aval(odds)
-    zero = _zero(evens)
+    zero = const_like(evens, 0)
     cfg_e = [(0, 0, 0)] * ea.ndim
     cfg_o = [(0, 0, 0)] * oa.ndim
     n_e, n_o = ea.shape[axis], oa.shape[axis]
@@ -43,10 +41,6 @@ def _interleave(evens, odds, axis):
     pe = _sh.pad(evens, zero, tuple(cfg_e))
     po = _sh.pad(odds, zero, tuple(cfg_o))
     return add(pe, po)
-
-
-def _zero(x):
-    return np.zeros((), get_aval(x).dtype)[()]
 
 
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
