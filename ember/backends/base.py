@@ -44,8 +44,10 @@ class Device:
         self.backend = backend
         self.host_buffers = bool(getattr(backend, "host_buffers", False))
         self._key = (backend.name, platform, id)
-        # bound once: the eager trace calls this for every primitive
-        self._execute = backend.execute
+        # bound once: the eager trace calls this for every primitive; None when the
+        # backend's execute is `execute_impl`, whose work the trace then does itself
+        # (one Python frame less on the hot path)
+        self._execute = None if type(backend).execute is execute_impl else backend.execute
 
     def execute(self, prim, buffers, params):
         """Run `prim` eagerly on buffers of this device (see `Backend.execute`).
@@ -56,7 +58,7 @@ class Device:
             >>> ember.devices()[0].execute(add_p, [np.float32(1), np.float32(2)], {}).item()
             3.0
         """
-        return self._execute(prim, buffers, params, self)
+        return self.backend.execute(prim, buffers, params, self)
 
     def __repr__(self):
         if self.backend.name == self.platform:
@@ -83,6 +85,8 @@ class Backend:
     `host_buffers = True` declares that its buffers are read-only numpy arrays in
     host memory (the reference and CPU backends): arrays on it convert to numpy
     without a copy and results of its impls are sealed read-only when wrapped.
+    A backend whose eager execution is the primitives' numpy impls sets
+    `execute = execute_impl`, which the eager trace recognises and inlines.
     """
     name: str = "?"
     platform: str = "?"
@@ -106,6 +110,19 @@ class Backend:
     def compile(self, closed_graph, device) -> Executable:
         """Compile a closed graph into an executable over buffers of this backend."""
         raise NotImplementedError
+
+
+def execute_impl(backend, prim, buffers, params, device):
+    """`Backend.execute` of a backend whose eager operations are the primitives'
+    numpy impls (the caller has validated the call through abstract_eval).
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.fx.prims.elementwise import add_p
+        >>> execute_impl(None, add_p, [np.float32(1), np.float32(2)], {}, None).item()
+        3.0
+    """
+    return prim.impl(*buffers, **params)
 
 
 _BACKENDS: dict[str, Backend] = {}

@@ -328,10 +328,12 @@ class EvalTrace(Trace):
     """The root trace: runs each primitive eagerly on its arguments' device.
 
     It knows neither the array class nor any backend: the array layer registers
-    both (`register_value_type`), and each primitive runs through the operands'
-    device, `device.execute(prim, buffers, params)` (the CPU backend's is the
-    numpy impl).  Every call is validated through `abstract_eval` first, memoised
-    per signature, so eager and staged errors are identical.
+    the first (`register_value_type`), and each primitive runs through the first
+    operand's device, `device._execute(prim, buffers, params, device)`, or the
+    primitive's numpy impl when the device says that is its eager implementation
+    (the CPU and reference backends).  Every call is validated through
+    `abstract_eval` first, memoised per signature, so eager and staged errors are
+    identical.
     """
 
     def __init__(self):
@@ -364,8 +366,12 @@ class EvalTrace(Trace):
             out_aval = _eager_abstract_eval(prim, avals, params)
         if device is None:
             device = _DEFAULT_DEVICE()
+        execute = device._execute
         try:
-            out = device._execute(prim, vals, params, device)
+            if execute is None:   # the backend's eager execution is the impl itself
+                out = prim.impl(*vals, **params)
+            else:
+                out = execute(prim, vals, params, device)
         except (ValueError, IndexError) as e:
             raise type(e)(f"{prim.name}: {e}{_where()}") from None
         wrap = _WRAP
@@ -431,7 +437,8 @@ def register_value_type(array_type: type, wrap: Callable, default_device: Callab
     """Tell the eager trace what a concrete value is: `array_type` instances carry
     `_value` (a backend buffer), `_aval` (an AbstractArray or None, then `aval`
     computes it) and `_device` (whose `_execute(prim, buffers, params, device)` runs
-    a primitive); `wrap(buffer, device, aval)` makes a result one of them;
+    a primitive, or is None when the primitive's impl is the device's eager
+    implementation); `wrap(buffer, device, aval)` makes a result one of them;
     `default_device()` is where an operation on no such value runs.  `ember.array`
     registers `Array`.
 

@@ -26,6 +26,8 @@ def test_device_equality_includes_the_backend():
     assert twin == cpu and hash(twin) == hash(cpu) and {cpu: 1}[twin] == 1
     assert base.Device("cpu", 1, cpu.backend) != cpu
     assert ember.devices("cpu") == [cpu] and cpu != "cpu:0"
+    # both run eager ops as the numpy impls, which the eager trace calls itself
+    assert cpu._execute is None and ref._execute is None
 
 
 class CountingBackend(ReferenceBackend):
@@ -67,6 +69,7 @@ def test_eager_ops_run_through_the_operands_backend(shape, dtype):
         ref = ref.sum(axis=0, dtype=ref.dtype if dtype != "int8" else None) if shape else ref
         np.testing.assert_array_equal(np.asarray(y), ref.astype(y.dtype))
         assert y.device == dev
+        assert dev._execute is not None   # an overridden execute is always called
         assert {"mul", "add"} <= set(be.calls)
         # the CPU backend's device did not run them
         n = len(be.calls)

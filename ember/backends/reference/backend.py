@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...fx.interpreter import run_graph_numpy
-from ..base import Backend, Device, Executable
+from ..base import Backend, Device, Executable, execute_impl
 
 
 class InterpretedExecutable(Executable):
@@ -55,9 +55,8 @@ class ReferenceBackend(Backend):
     def get(self, buffer):
         return buffer
 
-    def execute(self, prim, buffers, params, device):
-        # the eager path's numpy impl: abstract_eval has validated the call already
-        return prim.impl(*buffers, **params)
+    # the numpy impl, which the eager trace recognises and calls itself
+    execute = execute_impl
 
     def compile(self, closed_graph, device):
         return InterpretedExecutable(closed_graph)
