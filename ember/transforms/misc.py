@@ -11,8 +11,9 @@ import numpy as np
 
 from ..fx.core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
 from ..fx.prims.rules import defvectorized
-from ..fx.staging import ShapeDtypeStruct, make_graph
+from ..fx.staging import ShapeDtypeStruct
 from ..tree import tree_map, tree_unflatten
+from .graph_api import make_graph
 
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.abstract_eval = lambda x: x

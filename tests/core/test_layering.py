@@ -11,7 +11,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 FX = ROOT / "ember" / "fx"
 
 FORBIDDEN = ("ember.array", "ember.numpy", "ember.backends", "ember.nn", "ember.optim",
-             "ember.data", "ember.ops_mixin", "ember.lax", "ember._host", "ember.api_device", "cupy", "mpi4py", "onnx", "onnxruntime",
+             "ember.data", "ember.ops_mixin", "ember.lax", "ember._host", "ember.api_device",
+             "ember.transforms", "ember.autograd", "ember.random", "ember.serialization", "cupy", "mpi4py", "onnx", "onnxruntime",
              "torch", "jax", "jaxlib", "llvmlite")
 
 
