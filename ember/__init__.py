@@ -16,10 +16,11 @@ from .default_dtype import default_float, get_default_dtype, set_default_dtype  
 from .fx import prims as _prims  # noqa: F401  (registers every primitive)
 from .array import Array  # noqa: F401
 from .fx.core import ConcretizationError, UnexpectedTracerError  # noqa: F401
-from .fx.staging import ShapeDtypeStruct, make_graph  # noqa: F401
+from .fx.staging import ShapeDtypeStruct  # noqa: F401
 from .api_device import default_device, device_put, devices  # noqa: F401
 
 # transforms
+from .transforms.graph_api import make_graph  # noqa: F401
 from .transforms.jvp import jvp  # noqa: F401
 from .transforms.linearize import linearize  # noqa: F401
 from .transforms.transpose import linear_transpose  # noqa: F401

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .backends.base import Device, get_backend
+from ._host import from_host
+from .array import Array, wrap_buffer
+from .array import default_device as _default_device
+from .backends.base import Device, available_backends, get_backend
+from .tree import tree_map
 
 
 def devices(backend: str | None = None) -> list[Device]:
@@ -18,6 +22,8 @@ def devices(backend: str | None = None) -> list[Device]:
     Example:
         >>> [str(d) for d in devices()]
         ['cpu:0']
+        >>> devices("reference")
+        [reference:cpu:0]
     """
     if backend is not None:
         return list(get_backend(backend).devices())
@@ -25,40 +31,55 @@ def devices(backend: str | None = None) -> list[Device]:
 
 
 def default_device() -> Device:
-    """The device new arrays are placed on (the first of `devices()`).
+    """The device arrays made from host data go to (the CPU's).
 
     Example:
-        >>> default_device().platform
-        'cpu'
+        >>> default_device()
+        cpu:0
     """
-    return devices()[0]
+    return _default_device()
+
+
+def _parse_device(spec: str) -> Device:
+    # "cpu", "cpu:0", "reference", "reference:cpu:0": a backend name, then its device
+    name, _, rest = spec.partition(":")
+    try:
+        devs = get_backend(name).devices()
+    except ValueError:
+        devs = []
+    want = f"{name}:{rest}" if rest else None
+    for d in devs:
+        if want is None or str(d) == want or f"{name}:{d.platform}:{d.id}" == want \
+                or f"{name}:{d.id}" == want:
+            return d
+    known = [str(d) for b in available_backends() for d in get_backend(b).devices()]
+    raise ValueError(f"unknown device {spec!r}; available: {known}")
 
 
 def device_put(x, device: Device | str | None = None):
-    """Copy an array (or a pytree of arrays) onto `device`.
+    """Copy an array (or a pytree of arrays) onto `device` (a Device, or its name as
+    printed: `"cpu:0"`, `"reference:cpu:0"`, or just the backend's name).
 
     Example:
         >>> import ember.numpy as enp
         >>> device_put(enp.ones(1)).tolist()
         [1.0]
+        >>> device_put(enp.ones(1), "reference").device
+        reference:cpu:0
     """
-    from .array import Array, wrap_buffer
-    from .numpy._core import asarray
-    from .tree import tree_map
     if device is None:
-        device = default_device()
+        device = _default_device()
     elif isinstance(device, str):
-        name, _, idx = device.partition(":")
-        matches = [d for d in devices(name if name != "cpu" else None) if str(d) == f"{name}:{idx or 0}"]
-        if not matches:
-            raise ValueError(f"unknown device {device!r}; available: {[str(d) for d in devices()]}")
-        device = matches[0]
+        device = _parse_device(device)
+    elif not isinstance(device, Device):
+        raise TypeError(f"device_put: device must be an ember Device or its name (e.g. 'cpu:0'), "
+                        f"got {type(device).__name__}")
 
     def put(v):
-        a = v if isinstance(v, Array) else asarray(v)
+        a = v if isinstance(v, Array) else from_host(v)
         if a.device == device:
             return a
         host = np.asarray(a)
-        return wrap_buffer(device.backend.put(host, device), device)
+        return wrap_buffer(device.backend.put(host, device), device, a.aval)
 
     return tree_map(put, x)

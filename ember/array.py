@@ -15,32 +15,41 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as _dt
-from .backends.base import Device, get_backend, register_backend
+from .backends import base as _base
+from .backends.base import Device, get_backend
+from .fx import core as _core
 from .fx.core import AbstractArray
 from .ops_mixin import ArrayOps
 
-
-def _cpu_backend():
-    from .backends.reference import CpuBackend
-    return CpuBackend()
-
-
-def _reference_backend():
-    from .backends.reference import ReferenceBackend
-    return ReferenceBackend()
-
-
-register_backend("cpu", _cpu_backend)
-register_backend("reference", _reference_backend)
-
 _CPU: Device | None = None
+_DEFAULT: Device | None = None
 
 
 def cpu_device() -> Device:
+    """The CPU backend's device.
+
+    Example:
+        >>> cpu_device()
+        cpu:0
+    """
     global _CPU
     if _CPU is None:
         _CPU = get_backend("cpu").devices()[0]
     return _CPU
+
+
+def default_device() -> Device:
+    """Where arrays made from host data, and operations on no array, are placed:
+    the first device of the default backend (`cpu`).
+
+    Example:
+        >>> default_device()
+        cpu:0
+    """
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = get_backend(_base.DEFAULT_BACKEND).devices()[0]
+    return _DEFAULT
 
 
 class Array(ArrayOps):
@@ -86,14 +95,15 @@ class Array(ArrayOps):
         return self._device
 
     def to_device(self, device, /, *, stream=None) -> "Array":
-        from .api_device import device_put
+        from .api_device import device_put  # api_device imports this module
         return device_put(self, device)
 
     # --- conversion to host values ---
     def _host(self) -> np.ndarray:
-        if self._device.platform == "cpu":
+        d = self._device
+        if d.host_buffers:
             return self._value
-        return self._device.backend.get(self._value)
+        return d.backend.get(self._value)
 
     def __array__(self, dtype=None, copy=None):
         v = self._host()
@@ -220,12 +230,16 @@ def wrap_buffer(buf, device: Device | None = None, aval: AbstractArray | None = 
     `aval`, when given, is the buffer's abstract value (with its weak type).
     """
     a = object.__new__(Array)
-    if device is None or device.platform == "cpu":
+    if device is None:
+        device = _DEFAULT or default_device()
+    if device.host_buffers:
         if type(buf) is not np.ndarray:
             buf = np.asarray(buf)
         buf.flags.writeable = False
-        device = device or _CPU or cpu_device()
     a._value = buf
     a._aval = aval
     a._device = device
     return a
+
+
+_core.register_value_type(Array, wrap_buffer, default_device)

@@ -2,7 +2,9 @@
 
 Every operator forwards to the `ember.numpy` function of the same meaning, so
 an Array and a tracer behave identically and every transform sees the same
-primitives.
+primitives.  This module imports nothing of ember: `ember.numpy` calls
+`install` when it has loaded, which gives the methods their namespace and puts
+them on `fx.core.Tracer` (the core does not import the numpy layer).
 
 Example:
     >>> import ember.numpy as enp
@@ -11,75 +13,91 @@ Example:
 """
 from __future__ import annotations
 
-_enp = None
+_enp = None  # ember.numpy, set by install()
+
+# names of the class machinery, never copied onto another class
+_NOT_METHODS = frozenset({"__module__", "__qualname__", "__doc__", "__slots__", "__dict__",
+                          "__weakref__"})
 
 
-def _ns():
+def install(namespace, *classes):
+    """Bind the operators to `namespace` (ember.numpy) and add them to `classes`
+    (the tracer base class) where a class does not define the name itself.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember.fx.core import Tracer
+        >>> install(enp, Tracer)
+        >>> Tracer.__add__ is ArrayOps.__add__
+        True
+    """
     global _enp
-    if _enp is None:
-        import ember.numpy as m
-        _enp = m
-    return _enp
+    _enp = namespace
+    for cls in classes:
+        for name, member in ArrayOps.__dict__.items():
+            if name not in _NOT_METHODS and name not in cls.__dict__:
+                setattr(cls, name, member)
 
 
 class ArrayOps:
+    """The operators and methods shared by `Array` and tracers (see the module docstring)."""
     __slots__ = ()
 
     # arithmetic
-    def __add__(self, o): return _ns().add(self, o)
-    def __radd__(self, o): return _ns().add(o, self)
-    def __sub__(self, o): return _ns().subtract(self, o)
-    def __rsub__(self, o): return _ns().subtract(o, self)
-    def __mul__(self, o): return _ns().multiply(self, o)
-    def __rmul__(self, o): return _ns().multiply(o, self)
-    def __truediv__(self, o): return _ns().divide(self, o)
-    def __rtruediv__(self, o): return _ns().divide(o, self)
-    def __floordiv__(self, o): return _ns().floor_divide(self, o)
-    def __rfloordiv__(self, o): return _ns().floor_divide(o, self)
-    def __mod__(self, o): return _ns().remainder(self, o)
-    def __rmod__(self, o): return _ns().remainder(o, self)
-    def __pow__(self, o): return _ns().pow(self, o)
-    def __rpow__(self, o): return _ns().pow(o, self)
-    def __matmul__(self, o): return _ns().matmul(self, o)
-    def __rmatmul__(self, o): return _ns().matmul(o, self)
-    def __divmod__(self, o): return _ns().divmod(self, o)
-    def __rdivmod__(self, o): return _ns().divmod(o, self)
+    def __add__(self, o): return _enp.add(self, o)
+    def __radd__(self, o): return _enp.add(o, self)
+    def __sub__(self, o): return _enp.subtract(self, o)
+    def __rsub__(self, o): return _enp.subtract(o, self)
+    def __mul__(self, o): return _enp.multiply(self, o)
+    def __rmul__(self, o): return _enp.multiply(o, self)
+    def __truediv__(self, o): return _enp.divide(self, o)
+    def __rtruediv__(self, o): return _enp.divide(o, self)
+    def __floordiv__(self, o): return _enp.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _enp.floor_divide(o, self)
+    def __mod__(self, o): return _enp.remainder(self, o)
+    def __rmod__(self, o): return _enp.remainder(o, self)
+    def __pow__(self, o): return _enp.pow(self, o)
+    def __rpow__(self, o): return _enp.pow(o, self)
+    def __matmul__(self, o): return _enp.matmul(self, o)
+    def __rmatmul__(self, o): return _enp.matmul(o, self)
+    def __divmod__(self, o): return _enp.divmod(self, o)
+    def __rdivmod__(self, o): return _enp.divmod(o, self)
 
     # unary
-    def __neg__(self): return _ns().negative(self)
-    def __pos__(self): return _ns().positive(self)
-    def __abs__(self): return _ns().abs(self)
-    def __invert__(self): return _ns().bitwise_invert(self)
+    def __neg__(self): return _enp.negative(self)
+    def __pos__(self): return _enp.positive(self)
+    def __abs__(self): return _enp.abs(self)
+    def __invert__(self): return _enp.bitwise_invert(self)
 
     # comparisons
     def __eq__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented  # Python then compares identities: x == None is False
-        return _ns().equal(self, o)
+        return _enp.equal(self, o)
 
     def __ne__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented
-        return _ns().not_equal(self, o)
-    def __lt__(self, o): return _ns().less(self, o)
-    def __le__(self, o): return _ns().less_equal(self, o)
-    def __gt__(self, o): return _ns().greater(self, o)
-    def __ge__(self, o): return _ns().greater_equal(self, o)
+        return _enp.not_equal(self, o)
+    def __lt__(self, o): return _enp.less(self, o)
+    def __le__(self, o): return _enp.less_equal(self, o)
+    def __gt__(self, o): return _enp.greater(self, o)
+    def __ge__(self, o): return _enp.greater_equal(self, o)
 
     # bitwise
-    def __and__(self, o): return _ns().bitwise_and(self, o)
-    def __rand__(self, o): return _ns().bitwise_and(o, self)
-    def __or__(self, o): return _ns().bitwise_or(self, o)
-    def __ror__(self, o): return _ns().bitwise_or(o, self)
-    def __xor__(self, o): return _ns().bitwise_xor(self, o)
-    def __rxor__(self, o): return _ns().bitwise_xor(o, self)
-    def __lshift__(self, o): return _ns().bitwise_left_shift(self, o)
-    def __rlshift__(self, o): return _ns().bitwise_left_shift(o, self)
-    def __rshift__(self, o): return _ns().bitwise_right_shift(self, o)
-    def __rrshift__(self, o): return _ns().bitwise_right_shift(o, self)
+    def __and__(self, o): return _enp.bitwise_and(self, o)
+    def __rand__(self, o): return _enp.bitwise_and(o, self)
+    def __or__(self, o): return _enp.bitwise_or(self, o)
+    def __ror__(self, o): return _enp.bitwise_or(o, self)
+    def __xor__(self, o): return _enp.bitwise_xor(self, o)
+    def __rxor__(self, o): return _enp.bitwise_xor(o, self)
+    def __lshift__(self, o): return _enp.bitwise_left_shift(self, o)
+    def __rlshift__(self, o): return _enp.bitwise_left_shift(o, self)
+    def __rshift__(self, o): return _enp.bitwise_right_shift(self, o)
+    def __rrshift__(self, o): return _enp.bitwise_right_shift(o, self)
 
     # indexing
-    def __getitem__(self, idx): return _ns()._indexing.getitem(self, idx)
+    def __getitem__(self, idx): return _enp._indexing.getitem(self, idx)
 
     def __setitem__(self, idx, value):
         raise TypeError(
@@ -88,108 +106,108 @@ class ArrayOps:
 
     @property
     def at(self):
-        return _ns()._indexing.AtIndexer(self)
+        return _enp._indexing.AtIndexer(self)
 
     # array-API / numpy conveniences
     @property
     def T(self):
         # numpy semantics: reverse all axes (a no-op on 0-d and 1-d arrays)
-        return _ns().permute_dims(self, tuple(range(self.ndim))[::-1])
+        return _enp.permute_dims(self, tuple(range(self.ndim))[::-1])
 
     @property
     def mT(self):
         if self.ndim < 2:
             raise ValueError(f".mT needs at least 2 dimensions, got shape {self.shape}")
-        return _ns().matrix_transpose(self)
+        return _enp.matrix_transpose(self)
 
     def __array_namespace__(self, *, api_version=None):
         if api_version is not None and api_version not in ("2021.12", "2022.12", "2023.12", "2024.12"):
             raise ValueError(f"unsupported array API version {api_version!r}")
-        return _ns()
+        return _enp
 
-    def astype(self, dtype, copy=True, *, device=None): return _ns().astype(self, dtype)
+    def astype(self, dtype, copy=True, *, device=None): return _enp.astype(self, dtype)
     def reshape(self, *shape, order="C"):
         if len(shape) == 1 and not isinstance(shape[0], int):
             shape = shape[0]
-        return _ns().reshape(self, shape, order=order)
+        return _enp.reshape(self, shape, order=order)
     def transpose(self, *axes):
         if len(axes) == 1 and not isinstance(axes[0], int):
             axes = axes[0]
-        return _ns().transpose(self, axes or None)
+        return _enp.transpose(self, axes or None)
     # The reductions take numpy's keyword protocol: numpy's functions on a non-ndarray
     # call these methods with out=, keepdims=, initial=, where= (np.sum(x) calls
     # x.sum(axis=None, dtype=None, out=None)), so numpy code runs on ember arrays.
     def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        return _ns().sum(self, axis, dtype, out, keepdims, initial, where)
+        return _enp.sum(self, axis, dtype, out, keepdims, initial, where)
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        return _ns().prod(self, axis, dtype, out, keepdims, initial, where)
+        return _enp.prod(self, axis, dtype, out, keepdims, initial, where)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-        return _ns().mean(self, axis, dtype, out, keepdims, where=where)
+        return _enp.mean(self, axis, dtype, out, keepdims, where=where)
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
             mean=None, correction=None):
-        return _ns().var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return _enp.var(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                          correction=correction)
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
             mean=None, correction=None):
-        return _ns().std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
+        return _enp.std(self, axis, dtype, out, ddof, keepdims, where=where, mean=mean,
                          correction=correction)
 
     def max(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-        return _ns().max(self, axis, out, keepdims, initial, where)
+        return _enp.max(self, axis, out, keepdims, initial, where)
 
     def min(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-        return _ns().min(self, axis, out, keepdims, initial, where)
+        return _enp.min(self, axis, out, keepdims, initial, where)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
-        return _ns().argmax(self, axis, out, keepdims=keepdims)
+        return _enp.argmax(self, axis, out, keepdims=keepdims)
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
-        return _ns().argmin(self, axis, out, keepdims=keepdims)
+        return _enp.argmin(self, axis, out, keepdims=keepdims)
 
     def any(self, axis=None, out=None, keepdims=False, *, where=None):
-        return _ns().any(self, axis, out, keepdims, where=where)
+        return _enp.any(self, axis, out, keepdims, where=where)
 
     def all(self, axis=None, out=None, keepdims=False, *, where=None):
-        return _ns().all(self, axis, out, keepdims, where=where)
+        return _enp.all(self, axis, out, keepdims, where=where)
 
     def cumsum(self, axis=None, dtype=None, out=None):
-        return _ns().cumsum(self, axis, dtype, out)
+        return _enp.cumsum(self, axis, dtype, out)
 
-    def flatten(self): return _ns().reshape(self, (-1,))
-    def ravel(self): return _ns().reshape(self, (-1,))
-    def squeeze(self, axis=None): return _ns().squeeze(self, axis=axis)
-    def clip(self, min=None, max=None, out=None, **kw): return _ns().clip(self, min, max, out=out, **kw)
-    def round(self, decimals=0, out=None): return _ns().round(self, decimals=decimals, out=out)
-    def conj(self): return _ns().conj(self)
-    def dot(self, other): return _ns().dot(self, other)
-    def swapaxes(self, a, b): return _ns().swapaxes(self, a, b)
+    def flatten(self): return _enp.reshape(self, (-1,))
+    def ravel(self): return _enp.reshape(self, (-1,))
+    def squeeze(self, axis=None): return _enp.squeeze(self, axis=axis)
+    def clip(self, min=None, max=None, out=None, **kw): return _enp.clip(self, min, max, out=out, **kw)
+    def round(self, decimals=0, out=None): return _enp.round(self, decimals=decimals, out=out)
+    def conj(self): return _enp.conj(self)
+    def dot(self, other): return _enp.dot(self, other)
+    def swapaxes(self, a, b): return _enp.swapaxes(self, a, b)
 
-    def cumprod(self, axis=None, dtype=None, out=None): return _ns().cumprod(self, axis, dtype, out)
-    def nonzero(self, *, size=None, fill_value=None): return _ns().nonzero(self, size=size, fill_value=fill_value)
+    def cumprod(self, axis=None, dtype=None, out=None): return _enp.cumprod(self, axis, dtype, out)
+    def nonzero(self, *, size=None, fill_value=None): return _enp.nonzero(self, size=size, fill_value=fill_value)
     def sort(self, axis=-1, kind=None, order=None, *, descending=False, stable=True):
-        return _ns().sort(self, axis=axis, descending=descending, stable=stable, kind=kind,
+        return _enp.sort(self, axis=axis, descending=descending, stable=stable, kind=kind,
                           order=order)
 
     def argsort(self, axis=-1, kind=None, order=None, *, descending=False, stable=True):
-        return _ns().argsort(self, axis=axis, descending=descending,
+        return _enp.argsort(self, axis=axis, descending=descending,
                              stable=True if stable is None else stable, kind=kind, order=order)
-    def repeat(self, repeats, axis=None): return _ns().repeat(self, repeats, axis=axis)
-    def take(self, indices, axis=None, out=None, mode=None): return _ns().take(self, indices, axis=axis, out=out, mode=mode)
-    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None): return _ns().trace(self, offset, axis1, axis2, dtype, out)
-    def diagonal(self, offset=0, axis1=0, axis2=1): return _ns().diagonal(self, offset, axis1, axis2)
-    def ptp(self, axis=None, out=None, keepdims=False): return _ns().ptp(self, axis, out, keepdims)
-    def conjugate(self): return _ns().conj(self)
-    def __round__(self, ndigits=None): return _ns().round(self, decimals=ndigits or 0)
+    def repeat(self, repeats, axis=None): return _enp.repeat(self, repeats, axis=axis)
+    def take(self, indices, axis=None, out=None, mode=None): return _enp.take(self, indices, axis=axis, out=out, mode=mode)
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None): return _enp.trace(self, offset, axis1, axis2, dtype, out)
+    def diagonal(self, offset=0, axis1=0, axis2=1): return _enp.diagonal(self, offset, axis1, axis2)
+    def ptp(self, axis=None, out=None, keepdims=False): return _enp.ptp(self, axis, out, keepdims)
+    def conjugate(self): return _enp.conj(self)
+    def __round__(self, ndigits=None): return _enp.round(self, decimals=ndigits or 0)
 
     def __contains__(self, value):
-        return bool(_ns().any(_ns().equal(self, value)))
+        return bool(_enp.any(_enp.equal(self, value)))
 
     @property
-    def real(self): return _ns().real(self)
+    def real(self): return _enp.real(self)
 
     @property
-    def imag(self): return _ns().imag(self)
+    def imag(self): return _enp.imag(self)

@@ -40,6 +40,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import lax
+from . import numpy as enp
 from .fx.core import get_aval
 from .fx.prims import random as _tf
 
@@ -52,15 +53,9 @@ _U32 = _dt.uint32
 _MASK32 = 0xFFFFFFFF
 
 
-def _enp():
-    import ember.numpy as enp
-    return enp
-
-
 # --- keys ---------------------------------------------------------------------------
 
 def _check_key(k, fn: str):
-    enp = _enp()
     k = enp.asarray(k)
     a = get_aval(k)
     if a.dtype != _U32 or a.shape != (2,):
@@ -80,7 +75,6 @@ def key(seed):
         >>> key(42).tolist()
         [0, 42]
     """
-    enp = _enp()
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError("random.key: the seed must be an integer, not a bool")
     if isinstance(seed, (int, np.integer)):
@@ -116,7 +110,7 @@ def key_data(k):
         >>> key_data(key(1)).tolist()
         [0, 1]
     """
-    return _enp().asarray(k)
+    return enp.asarray(k)
 
 
 _THREEFRY_IMPL = ["composite"]
@@ -150,7 +144,6 @@ def threefry2x32(key_words, x0, x1):
         >>> hex(int(y0)), hex(int(y1))
         ('0x6b200159', '0x99ba4efe')
     """
-    enp = _enp()
     kw = enp.asarray(key_words)
     x0, x1 = enp.asarray(x0), enp.asarray(x1)
     for v, what in ((kw, "key"), (x0, "x0"), (x1, "x1")):
@@ -198,7 +191,6 @@ def fold_in(key, data):
         >>> fold_in(key(0), 1).tolist() != fold_in(key(0), 2).tolist()
         True
     """
-    enp = _enp()
     k = _check_key(key, "fold_in")
     if isinstance(data, (int, np.integer)) and not isinstance(data, (bool, np.bool_)):
         d = enp.asarray(np.uint32(int(data) & _MASK32))
@@ -257,7 +249,6 @@ def _m(fn, x):
 
 def _logaddexp(a, b):
     # ember.numpy.logaddexp's formula, on _m's functions
-    enp = _enp()
     cd = get_aval(a).dtype
     m = enp.maximum(a, b)
     r = m + _m("log1p", _m("exp", -enp.abs(a - b)))
@@ -320,7 +311,6 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
         >>> bool((x >= 0).all() and (x < 1).all())
         True
     """
-    enp = _enp()
     k = _check_key(key, "uniform")
     shape = _shape(shape, "uniform")
     d = _float_dtype(dtype, "uniform")
@@ -358,7 +348,6 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
         >>> bool((x > -1).all() and (x < 2).all())
         True
     """
-    enp = _enp()
     k = _check_key(key, "truncated_normal")
     shape = _shape(shape, "truncated_normal")
     d = _float_dtype(dtype, "truncated_normal")
@@ -385,7 +374,6 @@ def gumbel(key, shape=(), dtype=None):
         >>> gumbel(key(0), (2, 3)).shape
         (2, 3)
     """
-    enp = _enp()
     k = _check_key(key, "gumbel")
     shape = _shape(shape, "gumbel")
     d = _float_dtype(dtype, "gumbel")
@@ -402,7 +390,6 @@ def exponential(key, shape=(), dtype=None):
         >>> bool((exponential(key(0), (100,)) >= 0).all())
         True
     """
-    enp = _enp()
     k = _check_key(key, "exponential")
     shape = _shape(shape, "exponential")
     d = _float_dtype(dtype, "exponential")
@@ -418,7 +405,6 @@ def laplace(key, shape=(), dtype=None):
         >>> laplace(key(0), (3,)).shape
         (3,)
     """
-    enp = _enp()
     k = _check_key(key, "laplace")
     shape = _shape(shape, "laplace")
     d = _float_dtype(dtype, "laplace")
@@ -435,7 +421,6 @@ def logistic(key, shape=(), dtype=None):
         >>> logistic(key(0), (3,)).shape
         (3,)
     """
-    enp = _enp()
     k = _check_key(key, "logistic")
     shape = _shape(shape, "logistic")
     d = _float_dtype(dtype, "logistic")
@@ -452,7 +437,6 @@ def rademacher(key, shape=(), dtype=_dt.int32):
         >>> sorted(set(rademacher(key(0), (50,)).tolist()))
         [-1, 1]
     """
-    enp = _enp()
     k = _check_key(key, "rademacher")
     shape = _shape(shape, "rademacher")
     b = lax.convert_element_type(lax.shift_right_logical(bits(k, shape), np.uint32(31)), _dt.int32)
@@ -468,7 +452,6 @@ def bernoulli(key, p=0.5, shape=None):
         >>> bernoulli(key(0), 0.3, (4,)).dtype
         dtype('bool')
     """
-    enp = _enp()
     k = _check_key(key, "bernoulli")
     shape = _shape(shape, "bernoulli")
     p = enp.asarray(p)
@@ -490,7 +473,6 @@ def randint(key, shape, minval, maxval, dtype=_dt.int32):
         >>> bool((x >= 0).all() and (x < 10).all())
         True
     """
-    enp = _enp()
     k = _check_key(key, "randint")
     shape = _shape(shape, "randint")
     d = _dt.canonicalize(dtype)
@@ -537,7 +519,6 @@ def categorical(key, logits, axis=-1, shape=None):
         >>> int(categorical(key(0), enp.asarray([-50.0, -50.0, 0.0])))
         2
     """
-    enp = _enp()
     k = _check_key(key, "categorical")
     shape = _shape(shape, "categorical")
     logits = enp.asarray(logits)
@@ -576,7 +557,6 @@ def permutation(key, x, axis=0, independent=False):
         >>> sorted(permutation(key(0), 5).tolist())
         [0, 1, 2, 3, 4]
     """
-    enp = _enp()
     k = _check_key(key, "permutation")
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
         n = _static_size(x, "permutation", "x")
@@ -603,7 +583,6 @@ def permutation(key, x, axis=0, independent=False):
 
 
 def _log_prob(p):
-    enp = _enp()
     pd = get_aval(p).dtype
     p = p if _dt.is_float(pd) and pd.itemsize >= 4 else enp.astype(p, _dt.float32)
     pos = p > 0
@@ -619,7 +598,6 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
         >>> len(set(x.tolist()))
         3
     """
-    enp = _enp()
     k = _check_key(key, "choice")
     shape = _shape(shape, "choice")
     if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)):
@@ -666,7 +644,6 @@ def _marsaglia_tsang(k, alpha):
     """Gamma(alpha) samples for alpha >= 1 by Marsaglia and Tsang (2000), as one
     vectorised while_loop: every element draws from the stream (iteration, index), so
     the result never depends on when the other elements were accepted."""
-    enp = _enp()
     from .transforms.control_flow import while_loop
     cd = get_aval(alpha).dtype
     shape = tuple(alpha.shape)
@@ -700,7 +677,6 @@ def loggamma(key, a, shape=None, dtype=None):
         >>> loggamma(key(0), 0.01, (3,)).shape
         (3,)
     """
-    enp = _enp()
     from .transforms.misc import stop_gradient
     k = _check_key(key, "loggamma")
     shape = _shape(shape, "loggamma")
@@ -728,7 +704,6 @@ def gamma(key, a, shape=None, dtype=None):
         >>> float(gamma(key(0), 3.0, (4000,)).mean()) > 2.8
         True
     """
-    enp = _enp()
     d = _float_dtype(dtype, "gamma")
     out = _m("exp", loggamma(key, a, shape, _compute_dtype(d)))
     return out if out.dtype == d else enp.astype(out, d)
@@ -742,7 +717,6 @@ def beta(key, a, b, shape=None, dtype=None):
         >>> bool((x >= 0).all() and (x <= 1).all())
         True
     """
-    enp = _enp()
     k = _check_key(key, "beta")
     shape = _shape(shape, "beta")
     d = _float_dtype(dtype, "beta")
@@ -767,7 +741,6 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         >>> x.shape
         (5, 3)
     """
-    enp = _enp()
     k = _check_key(key, "dirichlet")
     shape = _shape(shape, "dirichlet")
     d = _float_dtype(dtype, "dirichlet")

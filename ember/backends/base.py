@@ -2,7 +2,10 @@
 
 A backend owns buffers on its devices and runs primitives on them: eagerly one
 at a time (`execute`) or as a whole compiled graph (`compile`).  The reference
-backend (numpy) is always present and is the oracle for the others.
+backend (numpy) is always present and is the oracle for the others.  Backends
+register a lazy factory by name (`register_backend`): nothing of a backend is
+imported until it is first asked for, so `import ember` loads no code
+generator.
 
 Example:
     >>> from ember.backends.base import get_backend
@@ -11,6 +14,7 @@ Example:
 """
 from __future__ import annotations
 
+import importlib
 from typing import Callable
 
 import numpy as np
@@ -19,26 +23,53 @@ import numpy as np
 class Device:
     """One device of a backend, e.g. `cpu:0`.
 
+    Two devices are equal when they are the same device of the same backend: the
+    reference backend's `reference:cpu:0` is not the CPU backend's `cpu:0`, although
+    both keep their buffers in host memory.  `execute(prim, buffers, params)` runs
+    one primitive eagerly through the backend (the eager trace calls it); the
+    backend's `host_buffers` says whether its buffers are numpy arrays.
+
     Example:
         >>> import ember
         >>> str(ember.devices()[0])
         'cpu:0'
+        >>> ember.devices()[0] == ember.devices("reference")[0]
+        False
     """
-    __slots__ = ("platform", "id", "backend")
+    __slots__ = ("platform", "id", "backend", "host_buffers", "_key", "_execute")
 
     def __init__(self, platform: str, id: int, backend: "Backend"):
         self.platform = platform
         self.id = id
         self.backend = backend
+        self.host_buffers = bool(getattr(backend, "host_buffers", False))
+        self._key = (backend.name, platform, id)
+        # bound once: the eager trace calls this for every primitive; None when the
+        # backend's execute is `execute_impl`, whose work the trace then does itself
+        # (one Python frame less on the hot path)
+        self._execute = None if type(backend).execute is execute_impl else backend.execute
+
+    def execute(self, prim, buffers, params):
+        """Run `prim` eagerly on buffers of this device (see `Backend.execute`).
+
+        Example:
+            >>> import numpy as np, ember
+            >>> from ember.fx.prims.elementwise import add_p
+            >>> ember.devices()[0].execute(add_p, [np.float32(1), np.float32(2)], {}).item()
+            3.0
+        """
+        return self.backend.execute(prim, buffers, params, self)
 
     def __repr__(self):
-        return f"{self.platform}:{self.id}"
+        if self.backend.name == self.platform:
+            return f"{self.platform}:{self.id}"
+        return f"{self.backend.name}:{self.platform}:{self.id}"
 
     def __eq__(self, other):
-        return isinstance(other, Device) and (self.platform, self.id) == (other.platform, other.id)
+        return isinstance(other, Device) and self._key == other._key
 
     def __hash__(self):
-        return hash((self.platform, self.id))
+        return hash(self._key)
 
 
 class Executable:
@@ -49,9 +80,17 @@ class Executable:
 
 
 class Backend:
-    """Interface every backend implements."""
+    """Interface every backend implements.
+
+    `host_buffers = True` declares that its buffers are read-only numpy arrays in
+    host memory (the reference and CPU backends): arrays on it convert to numpy
+    without a copy and results of its impls are sealed read-only when wrapped.
+    A backend whose eager execution is the primitives' numpy impls sets
+    `execute = execute_impl`, which the eager trace recognises and inlines.
+    """
     name: str = "?"
     platform: str = "?"
+    host_buffers: bool = False
 
     def devices(self) -> list[Device]:
         raise NotImplementedError
@@ -73,25 +112,64 @@ class Backend:
         raise NotImplementedError
 
 
+def execute_impl(backend, prim, buffers, params, device):
+    """`Backend.execute` of a backend whose eager operations are the primitives'
+    numpy impls (the caller has validated the call through abstract_eval).
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.fx.prims.elementwise import add_p
+        >>> execute_impl(None, add_p, [np.float32(1), np.float32(2)], {}, None).item()
+        3.0
+    """
+    return prim.impl(*buffers, **params)
+
+
 _BACKENDS: dict[str, Backend] = {}
-_FACTORIES: dict[str, Callable[[], Backend]] = {}
+_FACTORIES: dict[str, Callable[[], Backend] | str] = {}
+DEFAULT_BACKEND = "cpu"
 
 
-def register_backend(name: str, factory: Callable[[], Backend]):
-    """Register a backend factory; backends are created on first use."""
+def register_backend(name: str, factory: Callable[[], Backend] | str):
+    """Register a backend by name; it is created on first use.  `factory` is a
+    callable returning the backend, or `"module:Class"`, imported only then (so a
+    backend's dependencies load when it is first used, not at `import ember`).
+
+    Example:
+        >>> register_backend("reference2", "ember.backends.reference:ReferenceBackend")
+        >>> get_backend("reference2").name
+        'reference'
+    """
     _FACTORIES[name] = factory
+    _BACKENDS.pop(name, None)
 
 
 def get_backend(name: str) -> Backend:
+    """The backend registered as `name`, created on first use.
+
+    Example:
+        >>> get_backend("cpu").devices()
+        [cpu:0]
+    """
     b = _BACKENDS.get(name)
     if b is None:
-        if name not in _FACTORIES:
+        factory = _FACTORIES.get(name)
+        if factory is None:
             raise ValueError(f"unknown backend {name!r}; available: {sorted(_FACTORIES)}")
-        b = _BACKENDS[name] = _FACTORIES[name]()
+        if isinstance(factory, str):
+            module, _, attr = factory.partition(":")
+            factory = getattr(importlib.import_module(module), attr)
+        b = _BACKENDS[name] = factory()
     return b
 
 
 def available_backends() -> list[str]:
+    """The registered backends whose runtime is present (they list a device).
+
+    Example:
+        >>> "reference" in available_backends()
+        True
+    """
     out = []
     for name in _FACTORIES:
         try:

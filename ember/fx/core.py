@@ -165,9 +165,26 @@ def get_aval(x) -> AbstractArray:
 _SCALAR_AVALS: dict = {}
 
 
-def is_scalar_literal(x) -> bool:
-    t = type(x)
-    return t is bool or t is int or t is float or t is complex or isinstance(x, np.generic)
+def const(dtype, value):
+    """`value` as a rank-0 numpy constant of `dtype`: the literal that n-ary
+    elementwise primitives broadcast (the one helper for this; `const_like` takes
+    the dtype of a value).
+
+    Example:
+        >>> const("float16", 1.5), const(np.int8, 3).dtype
+        (np.float16(1.5), dtype('int8'))
+    """
+    return np.array(value, dtype=dtype)[()]
+
+
+def const_like(x, value):
+    """`value` as a rank-0 numpy constant of the dtype of `x` (an array or tracer).
+
+    Example:
+        >>> const_like(np.zeros(3, np.float32), 2).dtype
+        dtype('float32')
+    """
+    return np.array(value, dtype=get_aval(x).dtype)[()]
 
 
 # --- primitives ----------------------------------------------------------------
@@ -319,17 +336,26 @@ class Trace:
 
 
 class EvalTrace(Trace):
-    """The root trace: runs each primitive eagerly on its arguments' device."""
+    """The root trace: runs each primitive eagerly on its arguments' device.
+
+    It knows neither the array class nor any backend: the array layer registers
+    the first (`register_value_type`), and each primitive runs through the first
+    operand's device, `device._execute(prim, buffers, params, device)`, or the
+    primitive's numpy impl when the device says that is its eager implementation
+    (the CPU and reference backends).  Every call is validated through
+    `abstract_eval` first, memoised per signature, so eager and staged errors are
+    identical.
+    """
 
     def __init__(self):
         super().__init__(None)
 
     def process_primitive(self, prim, args, params):
-        Array, wrap_buffer = _ARRAY_TYPES or _array_types()
+        array_type = _VALUE_TYPE
         vals, avals = [], []
         device = None
         for x in args:
-            if type(x) is Array:
+            if type(x) is array_type:
                 vals.append(x._value)
                 a = x._aval
                 avals.append(a if a is not None else x.aval)
@@ -349,24 +375,29 @@ class EvalTrace(Trace):
             key = out_aval = None
         if out_aval is None:
             out_aval = _eager_abstract_eval(prim, avals, params)
-        if device is None or device.platform == "cpu":
-            try:
+        if device is None:
+            device = _DEFAULT_DEVICE()
+        execute = device._execute
+        try:
+            if execute is None:   # the backend's eager execution is the impl itself
                 out = prim.impl(*vals, **params)
-            except (ValueError, IndexError) as e:
-                raise type(e)(f"{prim.name}: {e}{_where()}") from None
-        else:
-            out = device.backend.execute(prim, vals, params, device)
+            else:
+                out = execute(prim, vals, params, device)
+        except (ValueError, IndexError) as e:
+            raise type(e)(f"{prim.name}: {e}{_where()}") from None
+        wrap = _WRAP
         if prim.multiple_results:
-            return [wrap_buffer(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
+            return [wrap(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
         if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:
             out = _checked(prim, out, out_aval)
-        return wrap_buffer(out, device, out_aval)
+        return wrap(out, device, out_aval)
 
 
 def _checked(prim, out, aval):
     """The impl's result must be what abstract_eval promised: a mismatch is an
-    ember bug, reported as such rather than returned as a silently wrong value."""
-    if type(out) is not np.ndarray:
+    ember bug, reported as such rather than returned as a silently wrong value.
+    Only shape and dtype are read, so any backend's buffers pass through."""
+    if not hasattr(out, "shape"):  # an impl that returned a Python scalar
         out = np.asarray(out)
     if out.shape != aval.shape or (out.dtype != aval.dtype and aval.dtype != _dt.float0):
         raise AssertionError(f"internal error in ember: the implementation of {prim.name} returned "
@@ -399,17 +430,36 @@ def _eager_abstract_eval(prim, avals, params):
     return hit
 
 
-_ARRAY_TYPES = None
+# --- the eager hook, filled in from above ---------------------------------------------
+# fx defines what an eager value is only through this registration, so the core
+# imports neither the array class nor a backend (the arrows point one way).
+
+def _unregistered(*_args):
+    raise EmberError("ember.fx.core: no concrete array type is registered "
+                     "(import ember, which registers ember.Array)")
 
 
-def _array_types():
-    # Imported lazily (array.py imports this module) and cached: an import
-    # statement on the eager hot path costs about a microsecond per primitive.
-    global _ARRAY_TYPES
-    if _ARRAY_TYPES is None:
-        from ..array import Array, wrap_buffer
-        _ARRAY_TYPES = (Array, wrap_buffer)
-    return _ARRAY_TYPES
+_VALUE_TYPE: type | None = None
+_WRAP: Callable = _unregistered
+_DEFAULT_DEVICE: Callable = _unregistered
+
+
+def register_value_type(array_type: type, wrap: Callable, default_device: Callable):
+    """Tell the eager trace what a concrete value is: `array_type` instances carry
+    `_value` (a backend buffer), `_aval` (an AbstractArray or None, then `aval`
+    computes it) and `_device` (whose `_execute(prim, buffers, params, device)` runs
+    a primitive, or is None when the primitive's impl is the device's eager
+    implementation); `wrap(buffer, device, aval)` makes a result one of them;
+    `default_device()` is where an operation on no such value runs.  `ember.array`
+    registers `Array`.
+
+    Example:
+        >>> import ember
+        >>> _VALUE_TYPE is ember.Array
+        True
+    """
+    global _VALUE_TYPE, _WRAP, _DEFAULT_DEVICE
+    _VALUE_TYPE, _WRAP, _DEFAULT_DEVICE = array_type, wrap, default_device
 
 
 def leaked_tracer_error(t: "Tracer", prim=None) -> UnexpectedTracerError:
@@ -511,11 +561,12 @@ def check_foreign(trace: Trace, x: "Tracer", prim=None):
 
 # --- tracers -------------------------------------------------------------------
 
-from ..ops_mixin import ArrayOps  # noqa: E402  (needs nothing from this module)
+class Tracer:
+    """A value flowing through a trace.  Subclasses define `aval`.
 
-
-class Tracer(ArrayOps):
-    """A value flowing through a trace.  Subclasses define `aval`."""
+    Its Python operators and array methods (`+`, `x[i]`, `.sum()`) are the same as
+    an Array's; the numpy layer installs them (`ember.ops_mixin.install`), so the
+    core never imports `ember.numpy`."""
     __slots__ = ("_trace",)
     __array_priority__ = 1000
 

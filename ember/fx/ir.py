@@ -255,10 +255,6 @@ def eval_graph(graph: Graph, consts, *args) -> list:
     return [read(a) for a in graph.outputs]
 
 
-def eval_closed(closed: ClosedGraph, *args) -> list:
-    return eval_graph(closed.graph, closed.consts, *args)
-
-
 # --- typechecking ----------------------------------------------------------------
 
 class GraphTypeError(Exception):

@@ -113,12 +113,24 @@ def _named_types() -> dict:
                                     ScatterDimensionNumbers)}
 
 
+# Callables a param may name (`@name`), registered by the layers that define them (the
+# checkpoint policies live in transforms, above fx): a fixed table, never a lookup of
+# arbitrary names.
+NAMED_CALLABLES: dict = {}
+
+
+def register_named_callable(name: str, fn) -> None:
+    """Let params spell `fn` as `@name` in IR text (e.g. a checkpoint policy).
+
+    Example:
+        >>> register_named_callable("my_policy", len); NAMED_CALLABLES.pop("my_policy") is len
+        True
+    """
+    NAMED_CALLABLES[name] = fn
+
+
 def _named_callables() -> dict:
-    """Callables a param may name (`@name`): the checkpoint policies.  Imported when
-    first needed (they live in transforms, above fx)."""
-    from ..transforms import checkpoint as ck
-    return {"nothing_saveable": ck.nothing_saveable, "everything_saveable": ck.everything_saveable,
-            "dots_saveable": ck.dots_saveable, "save_only_these_names": ck.save_only_these_names}
+    return NAMED_CALLABLES
 
 
 _GRAPH, _VALUE = "graph", "value"

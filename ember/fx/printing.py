@@ -22,6 +22,7 @@ import re
 
 import numpy as np
 
+from ..dtypes import short_name
 from .ir import ClosedGraph, Graph, Literal, Var
 
 # Words the parser reads as literals or keywords: a variable is never given one.

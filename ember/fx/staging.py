@@ -1,4 +1,5 @@
-"""Staging: trace a Python function into a Graph (`make_graph`).
+"""Staging: trace a Python function into a Graph (`trace_flat`; the user-facing
+`ember.make_graph` is `transforms/graph_api.py`).
 
 Example:
     >>> import ember, ember.numpy as enp
@@ -14,10 +15,9 @@ import numpy as np
 
 from .. import config
 from .. import dtypes as _dt
-from ..tree import tree_flatten, tree_unflatten
 from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval,
                    new_trace, user_source)
-from .ir import ClosedGraph, Equation, Graph, Literal, Var
+from .ir import ClosedGraph, Equation, Graph, Literal, Var, typecheck
 
 
 class StagingTracer(Tracer):
@@ -137,7 +137,6 @@ def trace_flat(fun, in_avals, parent: Trace | None = None, arg_names=None,
         outs = fun(*args)
         closed = trace.finish(list(outs))
     if config.typecheck_graphs():
-        from .ir import typecheck
         typecheck(closed)
     return closed
 
@@ -154,62 +153,6 @@ def consts_to_inputs(closed: ClosedGraph) -> tuple[ClosedGraph, list]:
         return closed, []
     ng = Graph([], g.constvars + g.inputs, g.equations, g.outputs)
     return ClosedGraph(ng, [], closed.in_tree, closed.out_tree), list(closed.consts)
-
-
-def _split_static(args, static_argnums):
-    static = {i: args[i] for i in static_argnums}
-    dynamic = [a for i, a in enumerate(args) if i not in static]
-    return static, dynamic
-
-
-def _merge_static(static, dynamic, n):
-    it = iter(dynamic)
-    return [static[i] if i in static else next(it) for i in range(n)]
-
-
-def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
-    """Return a function that traces `fun` on example arguments and returns its Graph.
-
-    Example:
-        >>> import ember
-        >>> g = ember.make_graph(lambda x, y: x * y + 1.0)(2.0, 3.0)
-        >>> [e.prim.name for e in g.equations]
-        ['mul', 'add']
-    """
-    if isinstance(static_argnums, int):
-        static_argnums = (static_argnums,)
-
-    def wrapped(*args, **kwargs):
-        n = len(args)
-        nums = tuple(i % n if n else i for i in static_argnums)
-        static, dynamic = _split_static(args, nums)
-        from ..transforms.util import argument_names, as_ember_args, flatten_outputs
-        desc = f"make_graph({getattr(fun, '__name__', 'fun')})"
-        leaves, in_tree = tree_flatten((dynamic, kwargs))
-        dyn_nums = [i for i in range(n) if i not in static]
-        in_avals = as_ember_args(desc, fun, leaves, in_tree, dyn_nums, with_kwargs=True,
-                                 convert=get_aval)
-        out_tree_box = []
-
-        def flat_fun(*tracers):
-            dyn, kw = tree_unflatten(in_tree, tracers)
-            out = fun(*_merge_static(static, dyn, n), **kw)
-            out_leaves, out_tree = flatten_outputs(desc, fun, out)
-            out_tree_box.append(out_tree)
-            return out_leaves
-
-        names = argument_names(fun, in_tree, dyn_nums, with_kwargs=True)
-        closed = trace_flat(flat_fun, in_avals, arg_names=names, fun_desc=desc)
-        closed.in_tree = in_tree
-        closed.out_tree = out_tree_box[0]
-        if return_shape:
-            from ..tree import tree_unflatten as unf
-            shapes = unf(closed.out_tree, [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
-            return closed, shapes
-        return closed
-
-    wrapped.__name__ = f"make_graph({getattr(fun, '__name__', 'fun')})"
-    return wrapped
 
 
 class ShapeDtypeStruct:

@@ -22,16 +22,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import random
+from .. import numpy as enp
 from ..fx.core import get_aval
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_",
            "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
            "orthogonal_", "sparse_", "fan_in_and_fan_out"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def _shape_dtype(x, dtype):
@@ -135,7 +131,7 @@ def trunc_normal_(x, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
     lo, hi = (a - mean) / std, (b - mean) / std
     z = random.truncated_normal(_key(key), lo, hi, shape, _dt.float32 if d.itemsize < 4 else d)
     out = z * std + mean
-    return _enp().astype(_enp().clip(out, a, b), d)
+    return enp.astype(enp.clip(out, a, b), d)
 
 
 def constant_(x, val, *, dtype=None):
@@ -146,7 +142,7 @@ def constant_(x, val, *, dtype=None):
         [0.5, 0.5]
     """
     shape, d = _shape_dtype(x, dtype)
-    return _enp().full(shape, val, dtype=d)
+    return enp.full(shape, val, dtype=d)
 
 
 def ones_(x, *, dtype=None):
@@ -179,7 +175,7 @@ def eye_(x, *, dtype=None):
     shape, d = _shape_dtype(x, dtype)
     if len(shape) != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _enp().eye(shape[0], shape[1], dtype=d)
+    return enp.eye(shape[0], shape[1], dtype=d)
 
 
 def dirac_(x, groups: int = 1, *, dtype=None):
@@ -200,7 +196,7 @@ def dirac_(x, groups: int = 1, *, dtype=None):
     for g in range(groups):
         for i in range(min(out_per, shape[1])):
             w[(g * out_per + i, i) + centre] = 1.0
-    return _enp().asarray(w.astype(d))
+    return enp.asarray(w.astype(d))
 
 
 def xavier_uniform_(x, gain: float = 1.0, *, key=None, dtype=None):
@@ -281,7 +277,7 @@ def orthogonal_(x, gain: float = 1.0, *, key=None, dtype=None):
         >>> bool(np.allclose(q @ q.T, np.eye(3), atol=1e-5))
         True
     """
-    e = _enp()
+    e = enp
     shape, d = _shape_dtype(x, dtype)
     if len(shape) < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -307,7 +303,7 @@ def sparse_(x, sparsity: float, std: float = 0.01, *, key=None, dtype=None):
         >>> int((w == 0).sum())
         15
     """
-    e = _enp()
+    e = enp
     shape, d = _shape_dtype(x, dtype)
     if len(shape) != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")

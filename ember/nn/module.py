@@ -1,5 +1,9 @@
-"""`Module`, the stateful PyTorch-style shim over ember's pure functions, and
-`functional_call`, which runs a module with other state swapped in.
+"""`Module`, the stateful PyTorch-style shim over ember's pure functions.
+
+Its helpers live beside it: `_names` (nested dicts <-> dotted names),
+`_rng_streams` (the keys a forward pass draws), `_snapshots` (what a call
+restores) and `stateless` (`functional_call`); the names users import from here
+are re-exported.
 
 Registration convention (attribute assignment in `__init__` or later):
 - a floating-point (or complex) ember Array becomes a *parameter*;
@@ -47,18 +51,24 @@ Example:
 """
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
 
 from .. import dtypes as _dt
+from .. import numpy as enp
+from .. import random, serialization, tree
+from ..api_device import device_put
 from ..array import Array
-from ..fx.core import Tracer, get_aval
+from ..backends.base import Device
+from ..fx.core import Tracer, eval_trace, get_aval, set_current_trace
 from ..transforms import captured_state as _captured
 from .hooks import HookMixin, call_forward as _call_forward
+from ._names import flatten_names, unflatten_names
+# re-exported: train, init and the layers import these from here
+from ._rng_streams import (_STREAM, _Stream, _draw_eager_key, _global_next_key,  # noqa: F401
+                           _in_transform, manual_seed, next_rng_key, rng_scope)
+from ._snapshots import _SCOPE, _StateGuard, _restore, _scope_ids, _snapshot, _state_items
 
 __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -68,11 +78,6 @@ IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_k
 
 def _is_array(v) -> bool:
     return isinstance(v, (Array, Tracer))
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 class Parameter:
@@ -90,7 +95,7 @@ class Parameter:
     __slots__ = ("data", "requires_grad")
 
     def __init__(self, data, requires_grad: bool = True):
-        data = _enp().asarray(data)
+        data = enp.asarray(data)
         if not _dt.is_inexact(get_aval(data).dtype):
             raise TypeError(f"nn.Parameter needs a floating-point array, got {get_aval(data)}")
         self.data = data
@@ -98,47 +103,6 @@ class Parameter:
 
     def __repr__(self):
         return f"Parameter({self.data!r})"
-
-
-# --- nested dicts <-> dotted names -----------------------------------------------------
-
-def flatten_names(tree: dict, prefix: str = "") -> "OrderedDict[str, object]":
-    """A nested dict of arrays as an ordered dict of dotted names.
-
-    Example:
-        >>> flatten_names({"a": {"b": 1, "c": 2}, "d": 3})
-        OrderedDict([('a.b', 1), ('a.c', 2), ('d', 3)])
-    """
-    out = OrderedDict()
-    for k, v in tree.items():
-        name = f"{prefix}{k}"
-        if isinstance(v, dict):
-            out.update(flatten_names(v, name + "."))
-        else:
-            out[name] = v
-    return out
-
-
-def unflatten_names(flat: dict) -> dict:
-    """An ordered dict of dotted names as a nested dict.
-
-    Example:
-        >>> unflatten_names({"a.b": 1, "d": 3})
-        {'a': {'b': 1}, 'd': 3}
-    """
-    out: dict = {}
-    for name, v in flat.items():
-        parts = name.split(".")
-        node = out
-        for p in parts[:-1]:
-            nxt = node.setdefault(p, {})
-            if not isinstance(nxt, dict):
-                raise ValueError(f"name {name!r} conflicts with the entry {p!r}")
-            node = nxt
-        if parts[-1] in node and isinstance(node[parts[-1]], dict):
-            raise ValueError(f"name {name!r} conflicts with nested entries under it")
-        node[parts[-1]] = v
-    return out
 
 
 # --- parameter views that remember their module ----------------------------------------
@@ -190,7 +154,6 @@ def _flatten_view(view):
 
 
 def _register_view():
-    from .. import tree
     tree.register_pytree_node(ParameterView, _flatten_view, lambda keys, children: dict(zip(keys, children)))
 
 
@@ -220,117 +183,6 @@ class NamedParameters:
         return next(self._it)
 
     module_source = ParameterView.module_source
-
-
-# --- RNG streams --------------------------------------------------------------------
-
-class _Stream:
-    """Keys for one forward pass: fold_in(base, 0), fold_in(base, 1), ...  `base` is
-    either given (explicit) or drawn lazily from a module's or the global key."""
-    __slots__ = ("base", "count", "source")
-
-    def __init__(self, base=None, source=None):
-        self.base = base
-        self.count = 0
-        self.source = source
-
-    def next(self):
-        from .. import random
-        if self.base is None:
-            self.base = _draw_eager_key(self.source)
-        k = random.fold_in(self.base, self.count)
-        self.count += 1
-        return k
-
-
-_STREAM: contextvars.ContextVar = contextvars.ContextVar("ember_nn_rng_stream", default=None)
-_SCOPE: contextvars.ContextVar = contextvars.ContextVar("ember_nn_state_scope", default=None)
-_GLOBAL_KEY = [None]
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the global key that parameter initialisation and eager dropout draw from
-    when no key is given (the default seed is 0).
-
-    Example:
-        >>> from ember import nn
-        >>> nn.manual_seed(1); a = nn.Linear(2, 2).weight
-        >>> nn.manual_seed(1); b = nn.Linear(2, 2).weight
-        >>> a.tolist() == b.tolist()
-        True
-    """
-    from .. import random
-    _GLOBAL_KEY[0] = random.key(seed)
-
-
-def _in_transform() -> bool:
-    from ..fx.core import current_trace, eval_trace
-    return current_trace() is not eval_trace()
-
-
-def _global_next_key():
-    """Split the global key eagerly (even when called under a trace)."""
-    from .. import random
-    from ..fx.core import eval_trace, set_current_trace
-    with set_current_trace(eval_trace()):
-        if _GLOBAL_KEY[0] is None:
-            _GLOBAL_KEY[0] = random.key(0)
-        new, sub = random.split(_GLOBAL_KEY[0])
-        _GLOBAL_KEY[0] = new
-    return sub
-
-
-def _draw_eager_key(module):
-    if _in_transform():
-        raise RuntimeError(
-            "a module drew a random key (dropout in training mode?) under a transform without an "
-            "explicit key: the key would be baked into the traced program and repeat on every "
-            "call. Pass one explicitly: nn.functional_call(model, state, *args, rng=key), or use "
-            "nn.value_and_grad / nn.TrainStep, which thread the model's key; or call model.eval().")
-    from .. import random
-    k = module._rng_key if module is not None else None
-    if k is None:
-        return _global_next_key()
-    new, sub = random.split(k)
-    object.__setattr__(module, "_rng_key", new)
-    return sub
-
-
-def next_rng_key():
-    """The next key of the current forward pass's RNG stream (what `Dropout` uses).
-    Outside a forward pass, a key split from the global key (eagerly only).
-
-    Example:
-        >>> from ember import nn, random
-        >>> with nn.rng_scope(random.key(0)):
-        ...     k = nn.next_rng_key()
-        >>> k.shape
-        (2,)
-    """
-    s = _STREAM.get()
-    if s is None:
-        return _draw_eager_key(None)
-    return s.next()
-
-
-@contextlib.contextmanager
-def rng_scope(key):
-    """Run the enclosed forward passes with keys derived from `key` (explicitly
-    threaded randomness, e.g. inside a function you jit yourself).
-
-    Example:
-        >>> from ember import nn, random
-        >>> drop = nn.Dropout(0.5)
-        >>> with nn.rng_scope(random.key(3)):
-        ...     y = drop(random.normal(random.key(0), (4,)))
-    """
-    from .. import random
-    key = random._check_key(key, "rng_scope")
-    token = _STREAM.set(_Stream(key))
-    try:
-        yield
-    finally:
-        _STREAM.reset(token)
 
 
 # --- Module ---------------------------------------------------------------------------
@@ -517,7 +369,7 @@ class Module(HookMixin):
         self._check_name(name)
         params, buffers, _ = self._registries()
         if value is not None and not _is_array(value):
-            value = _enp().asarray(value)
+            value = enp.asarray(value)
         self._drop_name(name, keep="buffer")
         buffers[name] = value
         if persistent:
@@ -753,7 +605,6 @@ class Module(HookMixin):
         """
         if not isinstance(state_dict, dict):
             raise TypeError(f"load_state_dict expects a dict, got {type(state_dict).__name__}")
-        enp = _enp()
         own = self.state_dict()
         flat = OrderedDict()
         for k, v in state_dict.items():
@@ -776,8 +627,7 @@ class Module(HookMixin):
                 continue
             v = flat[k]
             if not _is_array(v):
-                from ..serialization import _to_numpy  # numpy view of torch tensors, bfloat16 too
-                v = _to_numpy(v, k)
+                v = serialization._to_numpy(v, k)  # a numpy view of torch tensors, bfloat16 too
             vshape = tuple(v.shape)
             if vshape != tuple(cur.shape):
                 errors.append(f'size mismatch for {k}: copying a param with shape {vshape} from '
@@ -967,14 +817,11 @@ class Module(HookMixin):
             >>> nn.Linear(1, 1).to("float64").weight.dtype
             dtype('float64')
         """
-        from ..api_device import device_put
-        from ..backends.base import Device
         for a in args:
             if isinstance(a, Device) or (isinstance(a, str) and (":" in a or a in ("cpu", "cuda", "gpu", "reference"))):
                 device = a
             else:
                 dtype = a
-        enp = _enp()
         dt = _dt.canonicalize(dtype) if dtype is not None else None
         if dt is not None and not _dt.is_inexact(dt):
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
@@ -1053,7 +900,6 @@ class Module(HookMixin):
             >>> m.get_rng().shape
             (2,)
         """
-        from .. import random
         if isinstance(key, (int, np.integer)):
             key = random.key(int(key))
         key = random._check_key(key, "set_rng")
@@ -1075,7 +921,6 @@ class Module(HookMixin):
     def _next_step_key(self):
         """A key for one training step, split eagerly from this module's key (or the
         global key); advances the stored key."""
-        from ..fx.core import eval_trace, set_current_trace
         with set_current_trace(eval_trace()):
             return _draw_eager_key(self)
 
@@ -1144,8 +989,7 @@ class Module(HookMixin):
             >>> from ember import nn
             >>> p = os.path.join(tempfile.mkdtemp(), "m.safetensors"); nn.Linear(2, 2).save(p)
         """
-        from ..serialization import save
-        save(path, dict(self.state_dict()))
+        serialization.save(path, dict(self.state_dict()))
 
     def load(self, path, strict: bool = True):
         """Load a state saved by `save` (or any safetensors file with matching names);
@@ -1159,8 +1003,7 @@ class Module(HookMixin):
             >>> b.weight.tolist() == a.weight.tolist()
             True
         """
-        from ..serialization import load
-        sd = load(path)
+        sd = serialization.load(path)
         return self.load_state_dict(flatten_names(sd) if isinstance(sd, dict) else sd, strict=strict)
 
     # --- printing ---------------------------------------------------------------------
@@ -1191,130 +1034,5 @@ class Module(HookMixin):
         self.__dict__.update(state)
 
 
-# --- state snapshots ------------------------------------------------------------------
-
-class _StateGuard:
-    """The concrete parameters and buffers of a module as a jit trace read them (see
-    `transforms.captured_state`): `changed()` once any has been rebound since."""
-    __slots__ = ("ref", "values", "name")
-
-    def __init__(self, module):
-        self.ref = weakref.ref(module)
-        # values held, not ids: a freed array's id can be reused by its replacement
-        self.values = [(n, v) for n, v in _state_items(module) if not isinstance(v, Tracer)]
-        self.name = type(module).__name__
-
-    def _changed_names(self):
-        m = self.ref()
-        if m is None:
-            return []
-        cur = dict(_state_items(m))
-        return [n for n, v in self.values if cur.get(n) is not v]
-
-    def changed(self):
-        return bool(self._changed_names())
-
-    def describe(self):
-        names = self._changed_names()
-        more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-        return f"the state of {self.name} ({', '.join(names[:3])}{more})"
-
-
-
-def _state_items(root):
-    for mname, m in root.named_modules():
-        for kind, reg in (("param", m._parameters), ("buffer", m._buffers)):
-            for n, v in reg.items():
-                yield (f"{mname}.{n}" if mname else n), v
-
-
-def _scope_ids(root, outer):
-    ids = frozenset(id(m) for _, m in root.named_modules())
-    return ids if outer is None else ids | outer
-
-
-def _snapshot(root):
-    return [(m, OrderedDict(m._parameters), OrderedDict(m._buffers)) for _, m in root.named_modules()]
-
-
-def _restore(snapshot):
-    for m, params, buffers in snapshot:
-        m._parameters.clear()
-        m._parameters.update(params)
-        m._buffers.clear()
-        m._buffers.update(buffers)
-
-
-def _merge_state(model, state):
-    """`state`: a dict (nested or dotted) or a tuple/list of dicts -> {dotted name: value},
-    checked against the model's parameter and buffer names."""
-    parts = state if isinstance(state, (tuple, list)) else (state,)
-    flat = OrderedDict()
-    for part in parts:
-        if part is None:
-            continue
-        if not isinstance(part, dict):
-            raise TypeError(f"functional_call: state must be a dict of arrays (nested or with "
-                            f"dotted names) or a tuple of such dicts, got {type(part).__name__}")
-        for k, v in flatten_names(part).items():
-            if k in flat:
-                raise ValueError(f"functional_call: {k!r} is given more than once")
-            flat[k] = v
-    known = {n for n, _ in _state_items(model)}
-    unknown = [k for k in flat if k not in known]
-    if unknown:
-        raise KeyError(f"functional_call: {type(model).__name__} has no parameter or buffer named "
-                       f"{', '.join(repr(k) for k in unknown)}")
-    return flat
-
-
-@contextlib.contextmanager
-def _swapped(model, flat, rng=None):
-    """Temporarily install `flat` values in the model (restored in finally)."""
-    snapshot = _snapshot(model)
-    scope_token = _SCOPE.set(_scope_ids(model, _SCOPE.get()))
-    stream_token = _STREAM.set(_Stream(rng, source=model) if rng is not None else _Stream(source=model))
-    try:
-        for k, v in flat.items():
-            m, leaf = model._slot(k)
-            reg = m._parameters if leaf in m._parameters else m._buffers
-            if v is not None and not _is_array(v):
-                v = _enp().asarray(v)
-            reg[leaf] = v
-        yield
-    finally:
-        _STREAM.reset(stream_token)
-        _SCOPE.reset(scope_token)
-        _restore(snapshot)
-
-
-def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs):
-    """Run `model(*args, **kwargs)` with the given parameters/buffers swapped in;
-    returns `(outputs, buffers)` where `buffers` is the nested dict of the model's
-    buffers after the call (BatchNorm statistics updated in training mode).
-
-    `params_and_buffers` is a dict (nested like `parameters()`, or with dotted names)
-    or a tuple of dicts, e.g. `(params, buffers)`; entries not given keep the module's
-    values.  `rng` is the key for dropout.  The module is restored afterwards, so this
-    is safe under `grad`, `vmap` and `jit`.  Values not passed are read from the module
-    while tracing: under `ember.jit` they become constants of the compiled program, so
-    pass everything that changes between calls (`nn.compile_forward` does).
-
-    Example:
-        >>> import ember, ember.numpy as enp
-        >>> from ember import nn
-        >>> m = nn.Linear(2, 1)
-        >>> def loss(p, x):
-        ...     out, _ = nn.functional_call(m, p, x)
-        ...     return (out ** 2).sum()
-        >>> g = ember.grad(loss)(m.parameters(), enp.ones((3, 2)))
-        >>> sorted(g)
-        ['bias', 'weight']
-    """
-    if not isinstance(model, Module):
-        raise TypeError(f"functional_call needs an nn.Module, got {type(model).__name__}")
-    flat = _merge_state(model, params_and_buffers)
-    with _swapped(model, flat, rng):
-        out = _call_forward(model, args, kwargs)  # the model's own hooks run, as in torch.func
-        new_buffers = model.buffers()
-    return out, new_buffers
+# functional_call needs Module: imported once the class exists, re-exported from here
+from .stateless import _merge_state, _swapped, functional_call  # noqa: E402,F401

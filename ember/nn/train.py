@@ -27,13 +27,9 @@ from collections import OrderedDict
 from ..fx.core import Tracer, get_aval
 from .. import dtypes as _dt
 from .module import Module, _global_next_key, _in_transform, _swapped, flatten_names, unflatten_names
+from .. import numpy as enp
 
 __all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def _split_params(model):
@@ -51,7 +47,7 @@ def _loss_value_and_grads(model, loss_fn, has_aux, trainable, frozen, buffers, k
     """The pure core: (loss, aux, new_buffers, grads) with grads keyed by dotted
     name for every parameter (zeros for the frozen ones)."""
     import ember
-    e = _enp()
+    e = enp
     names = list(trainable) + list(frozen)
 
     def inner(tr):

@@ -28,6 +28,16 @@ __all__ = sorted(set(
     + _linear.__all__ + _manipulation.__all__ + _reductions.__all__ + _searching.__all__
     + _sets.__all__ + _sorting.__all__ + _utility.__all__))
 
+# Arrays and tracers get their operators from this namespace (the core, which
+# defines Tracer, does not import the numpy layer).
+import sys as _sys  # noqa: E402
+
+from .. import ops_mixin as _ops_mixin  # noqa: E402
+from ..fx.core import Tracer as _Tracer  # noqa: E402
+
+_ops_mixin.install(_sys.modules[__name__], _Tracer)
+del _sys, _ops_mixin, _Tracer
+
 # `linalg` and `fft` are separate modules (other owners); import them when present.
 import importlib.util as _ilu  # noqa: E402
 

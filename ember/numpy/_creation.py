@@ -16,8 +16,10 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, cpu_device, wrap_buffer
-from ..fx.core import Tracer, get_aval
-from ._core import asarray, broadcast_shapes, ensure_array, promote_args
+from ..fx.core import ConcretizationError, Tracer, get_aval
+from ._core import asarray, broadcast_shapes, broadcast_to, ensure_array, promote_args
+from ._elementwise import abs as _abs, exp, log, pow as _pow, sign
+from ._manipulation import diagonal, moveaxis
 from ._util import concrete, concrete_or_none, const, device_put, no_numpy_feature
 
 __all__ = [
@@ -29,7 +31,6 @@ __all__ = [
 
 
 def _shape_arg(shape, op) -> tuple:
-    from ..fx.core import ConcretizationError, Tracer
     if isinstance(shape, (int, np.integer, Tracer)):
         shape = (shape,)
     try:
@@ -91,7 +92,6 @@ def _full(shape, fill_value, dtype, device, order, op):
         vs = get_aval(v).shape
         if vs:
             broadcast_shapes(vs, shape, op=op)
-            from ._core import broadcast_to
             return _device_put(broadcast_to(v, shape), device)
         return _device_put(_filled(shape, v, dtype), device)
     if _dt.kind(dtype) in "iu" and isinstance(fill_value, float):
@@ -345,7 +345,6 @@ def linspace(start, stop, /, num=50, *, dtype=None, device=None, endpoint=True, 
         if not isinstance(out, (Array, Tracer)):
             out = asarray(out)
     if axis != 0:
-        from ._manipulation import moveaxis
         out = moveaxis(out, 0, axis)
     out = _device_put(out, device)
     if retstep:
@@ -361,7 +360,6 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
         >>> enp.logspace(0, 2, 3).tolist()
         [1.0, 10.0, 100.0]
     """
-    from ._elementwise import pow as _pow
     y = linspace(start, stop, num, endpoint=endpoint, axis=axis,
                  dtype=None if dtype is None or _dt.kind(_dt.canonicalize(dtype)) in "iu" else dtype)
     out = _pow(asarray(base, dtype=get_aval(y).dtype) if not isinstance(base, (Array, Tracer)) else base, y)
@@ -378,7 +376,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
         >>> [round(v, 3) for v in enp.geomspace(1, 1000, 4).tolist()]
         [1.0, 10.0, 100.0, 1000.0]
     """
-    from ._elementwise import exp, log, abs as _abs, sign
     s, e = promote_args("geomspace", start, stop, to_inexact=True)
     if _dt.kind(get_aval(s).dtype) == "c":
         raise TypeError("geomspace: complex endpoints are not supported")
@@ -402,7 +399,6 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     if dtype is not None:
         y = lax.convert_element_type(y, _dt.canonicalize(dtype))
     if axis != 0:
-        from ._manipulation import moveaxis
         y = moveaxis(y, 0, axis)
     return y
 
@@ -514,7 +510,6 @@ def diag(v, k=0):
     a = get_aval(v)
     k = operator.index(k)
     if a.ndim == 2:
-        from ._manipulation import diagonal
         return diagonal(v, offset=k)
     if a.ndim != 1:
         raise ValueError(f"diag: input must be 1-D or 2-D, got shape {a.shape}")
@@ -554,7 +549,6 @@ def vander(x, N=None, increasing=False):
         >>> enp.vander(enp.asarray([2, 3]), 3).tolist()
         [[4, 2, 1], [9, 3, 1]]
     """
-    from ._elementwise import pow as _pow
     x = ensure_array(x)
     a = get_aval(x)
     if a.ndim != 1:

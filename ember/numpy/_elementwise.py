@@ -18,8 +18,9 @@ from ..fx.core import get_aval
 from ..fx.prims import convert as _cv
 from ..fx.prims import elementwise as _ew
 from ..fx.prims import shape as _sh
-from ._core import promote_args
-from ._util import check_dtype, const, no_numpy_feature
+from ..transforms.custom_derivatives import custom_jvp
+from ._core import asarray, broadcast_shapes, broadcast_to, promote_args
+from ._util import check_dtype, concrete_or_none, const, no_numpy_feature
 
 __all__ = [
     "abs", "absolute", "fabs", "acos", "arccos", "acosh", "arccosh", "add", "asin", "arcsin",
@@ -93,7 +94,6 @@ def _full_bool(x, value):
 
 
 def _as_array(v):
-    from ._core import asarray
     return asarray(v)
 
 
@@ -434,7 +434,6 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
         return _ew.pow(a, b)
     if k in "iu":
         # With a concrete exponent only the bits it uses are needed (a short graph).
-        from ._util import concrete_or_none
         ev = concrete_or_none(x2) if not hasattr(x2, "_trace") else None
         if ev is not None and np.size(ev):
             ev = np.asarray(ev).astype(np.int64)
@@ -531,7 +530,6 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _make_logaddexp():
-    from ..transforms.custom_derivatives import custom_jvp
     f = custom_jvp(_logaddexp_primal)
     f.defjvp(_logaddexp_jvp)
     return f
@@ -1327,7 +1325,6 @@ def clip(x, /, min=None, max=None, *, out=None, a_min=None, a_max=None):  # noqa
     if max is not None:
         hi = _clip_bound(max, x, "clip(max)")
         parts.append(hi)
-    from ._core import broadcast_shapes, broadcast_to
     shape = broadcast_shapes(*[get_aval(p).shape for p in parts], op="clip")
     if get_aval(x).shape != shape:
         x = broadcast_to(x, shape)

@@ -27,7 +27,9 @@ from .. import lax
 from ..array import Array
 from ..fx.core import Tracer, get_aval, user_source
 from ._core import broadcast_shapes, broadcast_to, ensure_array
-from ._util import canonicalize_axis, concrete_or_none, const
+from ._elementwise import (add, clip, divide, floor_divide, multiply, negative, pow as _pow,
+                           remainder)
+from ._util import canonicalize_axis, concrete, concrete_or_none, const, no_numpy_feature
 
 __all__ = ["take", "take_along_axis", "getitem", "AtIndexer", "unravel_index",
            "ravel_multi_index", "ix_", "indices", "diag_indices", "diag_indices_from",
@@ -493,7 +495,6 @@ class _IndexUpdateRef:
 
     def subtract(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
         """`x` with `x[idx] -= values`; duplicate indices accumulate."""
-        from ._elementwise import negative
         return _scatter(self.array, self.index, negative(ensure_array(values)), "add", mode)
 
     def multiply(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
@@ -504,13 +505,11 @@ class _IndexUpdateRef:
 
     def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
         """`x` with `x[idx] /= values` (numpy's in-place semantics: applied once per entry)."""
-        from ._elementwise import divide
         cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
         return _scatter(self.array, self.index, divide(cur, values), "set", mode)
 
     def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
         """`x` with `x[idx] **= values` (applied once per entry)."""
-        from ._elementwise import pow as _pow
         cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
         return _scatter(self.array, self.index, _pow(cur, values), "set", mode)
 
@@ -714,7 +713,6 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         >>> enp.take(enp.asarray([1.0, 2.0]), enp.asarray([1, 5]), mode="fill").tolist()
         [2.0, nan]
     """
-    from ._util import no_numpy_feature
     no_numpy_feature("take", out=out)
     x = ensure_array(x)
     if axis is None:
@@ -731,7 +729,6 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         raise IndexError(f"take: indices must be integers, got dtype {idt}")
     n = a.shape[ax]
     if mode == "wrap":
-        from ._elementwise import remainder
         if n == 0:
             raise IndexError("take: cannot wrap indices into an empty axis")
         idx = remainder(ensure_array(idx), n)
@@ -832,7 +829,6 @@ def unravel_index(indices, shape):
         >>> [a.tolist() for a in enp.unravel_index(enp.asarray([5]), (2, 3))]
         [[1], [2]]
     """
-    from ._elementwise import floor_divide, remainder
     idx = ensure_array(indices)
     shape = tuple(operator.index(s) for s in shape)
     out = []
@@ -851,7 +847,6 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
         >>> enp.ravel_multi_index((enp.asarray([1]), enp.asarray([2])), (2, 3)).tolist()
         [5]
     """
-    from ._elementwise import add, clip, multiply, remainder
     if order != "C":
         raise TypeError("ravel_multi_index: only order='C' is supported")
     dims = tuple(operator.index(d) for d in dims)
@@ -1006,7 +1001,6 @@ def compress(condition, a, axis=None, out=None):
         >>> enp.compress([True, False, True], enp.arange(3)).tolist()
         [0, 2]
     """
-    from ._util import concrete, no_numpy_feature
     no_numpy_feature("compress", out=out)
     c = np.asarray(concrete(condition, "compress")).astype(bool).ravel()
     x = ensure_array(a)
@@ -1028,9 +1022,7 @@ def choose(a, choices, out=None, mode="raise"):
         >>> enp.choose(enp.asarray([1, 0]), [enp.asarray([1, 2]), enp.asarray([3, 4])]).tolist()
         [3, 2]
     """
-    from ._elementwise import clip, remainder
     from ._manipulation import broadcast_arrays
-    from ._util import no_numpy_feature
     no_numpy_feature("choose", out=out)
     idx = ensure_array(a)
     n = len(choices)

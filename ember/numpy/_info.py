@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
+from ..array import cpu_device
 from ..fx.core import get_aval
 from ._core import ensure_array
 from ._util import const, device_put
@@ -240,11 +241,9 @@ class _Info:
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": None}
 
     def default_device(self):
-        from ..array import cpu_device
         return cpu_device()
 
     def devices(self):
-        from ..array import cpu_device
         return [cpu_device()]
 
     def default_dtypes(self, *, device=None):

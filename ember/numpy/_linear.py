@@ -17,6 +17,8 @@ from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval, shape_error
 from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_dtypes
+from ._elementwise import multiply
+from ._manipulation import diagonal
 from ._util import canonicalize_axis, no_numpy_feature
 
 __all__ = ["matmul", "vecdot", "tensordot", "outer", "inner", "dot", "vdot", "kron", "einsum"]
@@ -175,7 +177,6 @@ def inner(a, b, /):
     a, b = _promoted("inner", a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
-        from ._elementwise import multiply
         return multiply(a, b)
     if sa[-1] != sb[-1]:
         raise shape_error("inner", f"last dimensions differ: shapes {sa} and {sb}")
@@ -195,7 +196,6 @@ def dot(a, b, out=None, *, preferred_element_type=None):
     a, b = _promoted("dot", a, b)
     sa, sb = get_aval(a).shape, get_aval(b).shape
     if not sa or not sb:
-        from ._elementwise import multiply
         return multiply(a, b)
     cb = 0 if len(sb) == 1 else len(sb) - 2
     if sa[-1] != sb[cb]:
@@ -316,7 +316,6 @@ def _parse_einsum(subscripts, ndims):
 
 def _diagonalize(x, labels):
     """Collapse repeated labels within one operand by taking diagonals."""
-    from ._manipulation import diagonal
     labels = list(labels)
     while True:
         seen = {}

@@ -15,7 +15,13 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval, shape_error
-from ._core import broadcast_shapes, broadcast_to, ensure_array
+from . import _reductions as R
+from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_dtypes
+from ._elementwise import (add, divide, floor as _floor, minimum, multiply, remainder,
+                           round as _round, subtract)
+from ._indexing import take
+from ._reductions import cumsum, sum as _sum
+from ._searching import searchsorted
 from ._util import (AxisError, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
                     const, no_numpy_feature, static_int)
 
@@ -358,7 +364,6 @@ def swapaxes(x, axis1, axis2, /):
 
 
 def _take_static(x, idx, axis):
-    from ._indexing import take
     if np.size(idx) == 0:
         return lax.slice_in_dim(x, 0, 0, 1, axis)
     return take(x, np.asarray(idx, dtype=np.int64 if np.size(idx) and np.max(idx) >= 2 ** 31 - 1
@@ -416,9 +421,6 @@ def repeat(x, repeats, /, *, axis=None, total_repeat_length=None):
 
 
 def _repeat_traced(x, repeats, ax, total):
-    from ._elementwise import minimum
-    from ._reductions import cumsum
-    from ._searching import searchsorted
     n = get_aval(x).shape[ax]
     reps = ensure_array(repeats)
     if get_aval(reps).shape != (n,):
@@ -428,7 +430,6 @@ def _repeat_traced(x, repeats, ax, total):
     if pos is None:
         return lax.slice_in_dim(x, 0, 0, 1, ax)
     idx = minimum(searchsorted(ends, pos, side="right"), n - 1)
-    from ._indexing import take
     return take(x, idx, axis=ax)
 
 
@@ -487,8 +488,6 @@ def roll(x, /, shift, *, axis=None):
                 x = lax.concatenate([lax.slice_in_dim(x, n - k, n, 1, ax),
                                      lax.slice_in_dim(x, 0, n - k, 1, ax)], ax)
         else:
-            from ._elementwise import remainder, subtract
-            from ._indexing import take
             s = ensure_array(s)
             idt = get_aval(s).dtype if _dt.kind(get_aval(s).dtype) in "iu" else _dt.int32
             idx = remainder(subtract(lax.iota(idt, (n,), 0), lax.convert_element_type(s, idt)), n)
@@ -841,7 +840,6 @@ def pad(array, pad_width, mode="constant", **kwargs):
 def _odd_reflect(x, n, lo, hi, ax, include_edge):
     """numpy's reflect_type='odd': reflect chunk by chunk, each chunk mirrored through the
     current edge value (2 * edge - mirrored), so large pads keep extrapolating."""
-    from ._elementwise import multiply, subtract
     off = 1 if include_edge else 0
     while lo > 0 or hi > 0:
         length = get_aval(x).shape[ax]
@@ -869,7 +867,6 @@ def _odd_reflect(x, n, lo, hi, ax, include_edge):
 
 
 def _pad_stat(x, pads, mode, kwargs):
-    from . import _reductions as R
     stat_length = kwargs.get("stat_length")
     nd = get_aval(x).ndim
     sl = None if stat_length is None else _pad_pairs(stat_length, nd, "pad(stat_length)")
@@ -898,7 +895,6 @@ def _pad_stat(x, pads, mode, kwargs):
                 fn = {"maximum": R.max, "minimum": R.min, "mean": R.mean, "median": R.median}[mode]
                 st = fn(region, axis=ax, keepdims=True)
                 if _dt.kind(a.dtype) in "iu" and mode in ("mean", "median"):
-                    from ._elementwise import round as _round
                     st = lax.convert_element_type(_round(st), a.dtype)
                 elif get_aval(st).dtype != a.dtype:
                     st = lax.convert_element_type(st, a.dtype)
@@ -914,7 +910,6 @@ def _pad_stat(x, pads, mode, kwargs):
 def _ramp_segment(edge, end, width, ax, left):
     """numpy's linear_ramp: linspace(end, edge, width, endpoint=False) in double precision
     (reversed on the right side), rounded down into integer dtypes."""
-    from ._elementwise import add, divide, multiply, subtract
     a = get_aval(edge)
     wd = _dt.complex128 if _dt.kind(a.dtype) == "c" else _dt.float64
     e = lax.convert_element_type(edge, wd)
@@ -926,7 +921,6 @@ def _ramp_segment(edge, end, width, ax, left):
     ib = lax.convert_element_type(lax.broadcast_in_dim(i, shape, (ax,)), wd)
     vals = add(multiply(ib, broadcast_to(step, shape)), const(wd, end))
     if _dt.kind(a.dtype) in "iu":
-        from ._elementwise import floor as _floor
         vals = _floor(vals)
     return lax.convert_element_type(vals, a.dtype)
 
@@ -999,7 +993,6 @@ def trace(x, /, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         5
     """
     no_numpy_feature("trace", out=out)
-    from ._reductions import sum as _sum
     if get_aval(_arr(x)).ndim < 2:
         raise ValueError(f"trace: x must have at least 2 dimensions, got shape "
                          f"{get_aval(_arr(x)).shape}")
@@ -1014,7 +1007,6 @@ def append(arr, values, axis=None):
         >>> enp.append(enp.asarray([1, 2]), 3).tolist()
         [1, 2, 3]
     """
-    from ._core import promote_dtypes
     arr, values = promote_dtypes("append", _arr(arr), values)
     if axis is None:
         return concat([ravel(arr), ravel(values)], axis=0)

@@ -15,6 +15,9 @@ from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval
 from ._core import broadcast_shapes, broadcast_to, ensure_array, inexact_for, promote_args
+from ._elementwise import divide, isnan, multiply, subtract
+from ._indexing import take_along_axis
+from ._sorting import sort
 from ._util import canonicalize_axes, canonicalize_axis, concrete_or_none, const, no_numpy_feature
 
 __all__ = [
@@ -389,7 +392,6 @@ def _nan_filled(a, fill):
     x = ensure_array(a)
     if _dt.kind(get_aval(x).dtype) not in "fc":
         return x
-    from ._elementwise import isnan
     shape = get_aval(x).shape
     f = const(get_aval(x).dtype, fill)
     fb = lax.broadcast_in_dim(f, shape, ()) if shape else ensure_array(f)
@@ -445,7 +447,6 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 
 def _nan_extreme(a, axis, keepdims, initial, where, is_max, op):
-    from ._elementwise import isnan
     x, av, _ = _prep(a, axis, op)
     if _dt.kind(av.dtype) != "f":
         return (max if is_max else min)(x, axis, None, keepdims, initial, where)
@@ -486,7 +487,6 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 
 def _notnan_mask(x):
-    from ._elementwise import isnan
     return lax.bitwise_not(isnan(x))
 
 
@@ -552,7 +552,6 @@ def ptp(a, axis=None, out=None, keepdims=False):
     """
     no_numpy_feature("ptp", out=out)
     _prep(a, axis, "ptp")
-    from ._elementwise import subtract
     return subtract(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
@@ -588,7 +587,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
                              f"of shape {av.shape}")
         w = lax.broadcast_in_dim(w, av.shape, (ax,))
     x, w = promote_args("average", x, w, to_inexact=True)
-    from ._elementwise import multiply, divide
     d = get_aval(x).dtype
     acc = _dt.accumulation_dtype(d)
     x, w = _to(x, acc), _to(w, acc)
@@ -607,9 +605,6 @@ _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf",
 
 
 def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
-    from ._elementwise import isnan
-    from ._indexing import take_along_axis
-    from ._sorting import sort
     if method not in _METHODS[:5]:
         raise ValueError(f"{op}: method {method!r} is not supported; use one of {_METHODS[:5]}")
     x = ensure_array(a)
@@ -749,7 +744,6 @@ def _scaled_q(q, op):
         if np.any(qv < 0) or np.any(qv > 100):
             raise ValueError(f"{op}: percentiles must be in the range [0, 100], got {qv.tolist()}")
         return qv / 100
-    from ._elementwise import divide
     return divide(q, 100)
 
 

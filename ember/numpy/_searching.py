@@ -17,6 +17,8 @@ from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import ConcretizationError, argument_note, get_aval
 from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args, promote_dtypes
+from ._elementwise import floor_divide, isnan, remainder, subtract
+from ._indexing import _scatter, take
 from ._util import (INDEX_DTYPE, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
                     const, no_numpy_feature, user_source)
 
@@ -73,7 +75,6 @@ def argmin(a, axis=None, out=None, *, keepdims=False):
 
 
 def _nan_replaced(a, value):
-    from ._elementwise import isnan
     x = ensure_array(a)
     if _dt.kind(get_aval(x).dtype) != "f":
         return x
@@ -168,8 +169,6 @@ def nonzero(x, /, *, size=None, fill_value=None):
 
 
 def _nonzero_sized(x, size, fill_value):
-    from ._indexing import _scatter
-    from ._elementwise import floor_divide, remainder
     av = get_aval(x)
     n = av.size
     flat = lax.reshape(_nonzero_mask(x), (n,))
@@ -295,7 +294,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if get_aval(a).ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {get_aval(a).shape}")
     if sorter is not None:
-        from ._indexing import take
         a = take(a, sorter, axis=0)
     a, v = promote_dtypes("searchsorted", a, x2)
     if _dt.kind(get_aval(a).dtype) == "c":
@@ -309,7 +307,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     lo = lax.broadcast_in_dim(const(idt, 0), vshape, ()) if vshape else ensure_array(const(idt, 0))
     hi = lax.broadcast_in_dim(const(idt, n), vshape, ()) if vshape else ensure_array(const(idt, n))
     go_right = _lt_total if side == "left" else _le_total
-    from ._indexing import take
     steps = max(1, int(n).bit_length())
     for _ in range(steps):
         mid = lax.shift_right_logical(lax.add(lo, hi), const(idt, 1))
@@ -331,7 +328,6 @@ def digitize(x, bins, right=False):
         >>> enp.digitize(enp.asarray([0.5, 1.5, 2.5]), enp.asarray([1.0, 2.0])).tolist()
         [0, 1, 2]
     """
-    from ._elementwise import subtract
     b = ensure_array(bins)
     if get_aval(b).ndim != 1:
         raise ValueError("digitize: bins must be 1-D")
@@ -355,7 +351,6 @@ def extract(condition, arr):
     """
     c = np.asarray(concrete(ensure_array(condition), "extract")).astype(bool).ravel()
     x = ensure_array(arr)
-    from ._indexing import take
     flat = lax.reshape(x, (get_aval(x).size,))
     return take(flat, np.nonzero(c[:get_aval(x).size])[0].astype(INDEX_DTYPE), axis=0)
 
@@ -387,7 +382,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         >>> enp.bincount(enp.asarray([0, 1, 1, 3])).tolist()
         [1, 2, 0, 1]
     """
-    from ._indexing import _scatter
     x = ensure_array(x)
     xa = get_aval(x)
     if xa.ndim != 1 or _dt.kind(xa.dtype) not in "iu":

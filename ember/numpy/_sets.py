@@ -17,7 +17,11 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import ConcretizationError, argument_note, get_aval, user_source
-from ._core import asarray, ensure_array
+from ._core import asarray, ensure_array, promote_dtypes
+from ._elementwise import isnan
+from ._indexing import _scatter, take
+from ._searching import searchsorted
+from ._sorting import sort
 from ._util import INDEX_DTYPE, canonicalize_axis, concrete_or_none, const
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique", "isin",
@@ -165,9 +169,6 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def _unique_sized(x, size, fill_value, equal_nan):
-    from ._elementwise import isnan
-    from ._indexing import _scatter
-    from ._sorting import sort
     xa = get_aval(x)
     n = xa.size
     flat = lax.reshape(x, (n,))
@@ -204,10 +205,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
         >>> enp.isin(enp.asarray([1, 2, 3]), enp.asarray([3, 1])).tolist()
         [True, False, True]
     """
-    from ._core import promote_dtypes
-    from ._indexing import take
-    from ._searching import searchsorted
-    from ._sorting import sort
     e, t = promote_dtypes("isin", element, test_elements)
     ea = get_aval(e)
     tf = lax.reshape(t, (get_aval(t).size,))

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .. import lax
-from ..fx.core import get_aval
+from ..fx.core import const_like, get_aval
 from ._core import ensure_array
 from ._util import INDEX_DTYPE, canonicalize_axis
 
@@ -92,10 +92,6 @@ def argsort(x, /, *, axis=-1, descending=False, stable=True, kind=None, order=No
     keys = (lax.real(x), lax.imag(x)) if _dt.kind(av.dtype) == "c" else (x,)
     outs = lax.sort(keys + (iota,), ax, True, len(keys))
     return outs[-1]
-
-
-def const_like(x, v):
-    return np.array(v, dtype=get_aval(x).dtype)[()]
 
 
 def sort_complex(a):

@@ -15,7 +15,8 @@ from numpy.exceptions import AxisError as _NumpyAxisError
 
 from .. import dtypes as _dt
 from ..array import Array
-from ..fx.core import ConcretizationError, EmberError, Tracer, argument_note, get_aval, user_source
+from ..fx.core import (ConcretizationError, EmberError, Tracer, argument_note, const,  # noqa: F401
+                       get_aval, user_source)
 
 INDEX_DTYPE = _dt.int32  # the array API "default array index data type"
 
@@ -81,11 +82,6 @@ def canonicalize_axes(axis, shape, op: str) -> tuple:
             raise ValueError(f"{op}: repeated axis in {tuple(axis)}{_where()}")
         return tuple(sorted(out))
     return (canonicalize_axis(axis, shape, op),)
-
-
-def const(dtype, value):
-    """A rank-0 numpy value of `dtype` (a literal that broadcasts in the IR)."""
-    return np.array(value, dtype=dtype)[()]
 
 
 def dtype_of(x) -> np.dtype:

@@ -15,7 +15,14 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..fx.core import get_aval
-from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args
+from ._core import broadcast_shapes, broadcast_to, ensure_array, promote_args, promote_dtypes
+from ._elementwise import (add, clip, divide, equal, isclose, isnan, multiply as mul, multiply,
+                           remainder, subtract as sub)
+from ._indexing import take
+from ._manipulation import broadcast_arrays, concat, moveaxis, ravel, stack
+from ._reductions import sum as _sum
+from ._searching import searchsorted, where
+from ._sorting import argsort
 from ._util import canonicalize_axes, canonicalize_axis, const, no_numpy_feature
 
 __all__ = ["all", "any", "diff", "allclose", "array_equal", "array_equiv", "ediff1d", "interp",
@@ -99,7 +106,6 @@ def diff(x, /, n=1, axis=-1, prepend=None, append=None):
         parts.append(e)
     seq = ([parts[0]] if parts[0] is not None else []) + [x] + ([parts[1]] if parts[1] is not None else [])
     if len(seq) > 1:
-        from ._manipulation import concat
         x = concat(seq, axis=ax)
     for _ in range(n):
         m = get_aval(x).shape[ax]
@@ -119,7 +125,6 @@ def ediff1d(ary, to_end=None, to_begin=None):
         >>> enp.ediff1d(enp.asarray([1, 3, 6]), to_begin=0).tolist()
         [0, 2, 3]
     """
-    from ._manipulation import concat, ravel
     d = diff(ravel(ary))
     parts = []
     if to_begin is not None:
@@ -138,7 +143,6 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
         >>> bool(enp.allclose(enp.asarray([1.0]), 1.0 + 1e-9))
         True
     """
-    from ._elementwise import isclose
     return all(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
@@ -150,7 +154,6 @@ def array_equal(a1, a2, equal_nan=False):
         >>> bool(enp.array_equal(enp.asarray([1, 2]), enp.asarray([1, 2])))
         True
     """
-    from ._elementwise import isnan
     a, b = ensure_array(a1), ensure_array(a2)
     if get_aval(a).shape != get_aval(b).shape:
         return ensure_array(np.bool_(False))
@@ -174,7 +177,6 @@ def array_equiv(a1, a2):
         broadcast_shapes(get_aval(a).shape, get_aval(b).shape)
     except TypeError:
         return ensure_array(np.bool_(False))
-    from ._elementwise import equal
     return all(equal(a, b))
 
 
@@ -187,17 +189,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         ...            enp.asarray([0.0, 10.0, 20.0])).tolist()
         [5.0, 15.0]
     """
-    from ._elementwise import remainder
-    from ._searching import where
-    from ._indexing import take
-    from ._searching import searchsorted
-    from ._elementwise import clip
     xp, fp = ensure_array(xp), ensure_array(fp)
     if get_aval(xp).ndim != 1 or get_aval(fp).ndim != 1 or \
             get_aval(xp).shape != get_aval(fp).shape:
         raise ValueError(f"interp: xp and fp must be 1-D of equal length, got "
                          f"{get_aval(xp).shape} and {get_aval(fp).shape}")
-    from ._core import promote_dtypes
     x, xp_ = promote_dtypes("interp", x, xp, to_inexact=True)
     d = get_aval(x).dtype
     xp = ensure_array(xp_)
@@ -210,13 +206,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if period is not None:
         if period == 0:
             raise ValueError("interp: period must be non-zero")
-        from ._sorting import argsort
         period = abs(period)
         x = remainder(x, period)
         xp = remainder(xp, period)
         order = argsort(xp)
         xp, fp = take(xp, order), take(fp, order)
-        from ._manipulation import concat
         xp = concat([lax.sub(lax.slice(xp, (n - 1,), (n,)), const(d, period)), xp,
                      lax.add(lax.slice(xp, (0,), (1,)), const(d, period))])
         fp = concat([lax.slice(fp, (n - 1,), (n,)), fp, lax.slice(fp, (0,), (1,))])
@@ -252,7 +246,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
         >>> enp.cross(enp.asarray([1, 0, 0]), enp.asarray([0, 1, 0])).tolist()
         [0, 0, 1]
     """
-    from ._manipulation import moveaxis, stack
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = promote_args("cross", a, b)
@@ -270,7 +263,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
                            (get_aval(v).ndim - 1,))
     a0, a1, a2 = comp(a, 0, na), comp(a, 1, na), comp(a, 2, na)
     b0, b1, b2 = comp(b, 0, nb), comp(b, 1, nb), comp(b, 2, nb)
-    from ._elementwise import multiply as mul, subtract as sub
     z = sub(mul(a0, b1), mul(a1, b0))
     if na == 2 and nb == 2:
         return ensure_array(z)
@@ -284,7 +276,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 def np_broadcast(*xs):
-    from ._manipulation import broadcast_arrays
     return broadcast_arrays(*xs)
 
 
@@ -296,8 +287,6 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
         >>> float(enp.trapezoid(enp.asarray([1.0, 2.0, 3.0])))
         4.0
     """
-    from ._reductions import sum as _sum
-    from ._elementwise import multiply, add, divide
     y = ensure_array(y)
     ya = get_aval(y)
     ax = canonicalize_axis(axis, ya.shape, "trapezoid")

@@ -28,6 +28,7 @@ from ..fx.prims import shape as _sh
 from ..fx.prims.fft import FftType
 from ..fx.prims.fft import fft as _fft_prim
 from ._core import asarray
+from ._util import canonicalize_axis
 
 __all__ = [
     "fft",
@@ -64,7 +65,6 @@ def _check_norm(norm, op):
 
 
 def _axis(axis, ndim, op):
-    from ._util import canonicalize_axis
     return canonicalize_axis(axis, ndim, op)
 
 

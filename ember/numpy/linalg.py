@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..array import Array
-from ..fx.core import Tracer, get_aval, shape_error
+from ..fx.core import Tracer, const, get_aval, shape_error
 from ..fx.prims import contraction as _dot
 from ..fx.prims import convert as _cv
 from ..fx.prims import elementwise as _ew
@@ -31,6 +31,7 @@ from ..fx.prims import linalg as _la
 from ..fx.prims import reduce as _red
 from ..fx.prims import shape as _sh
 from ._core import asarray, broadcast_shapes, broadcast_to
+from ._util import canonicalize_axis, check_dtype
 
 __all__ = [
     "EigResult",
@@ -101,12 +102,7 @@ def _arr(x):
     return x if isinstance(x, (Array, Tracer)) else asarray(x)
 
 
-def _const(dtype, v):
-    return np.array(v, dtype=dtype)[()]
-
-
 def _axis(axis, ndim, op):
-    from ._util import canonicalize_axis
     return canonicalize_axis(axis, ndim, op)
 
 
@@ -367,7 +363,6 @@ def trace(x, /, *, offset=0, dtype=None):
         5
     """
     from ._reductions import sum as _sum
-    from ._util import check_dtype
     check_dtype("trace", x, "numeric")
     # the array API's sum dtype rule: small integers widen to the default integer
     return _sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
@@ -503,9 +498,9 @@ def _lu_parts(x):
     swapped = _ew.ne(piv, _sh.broadcast_in_dim(np.arange(k, dtype=pa.dtype), pa.shape,
                                                (pa.ndim - 1,)))
     nswaps = _red.reduce_sum(_cv.convert_element_type(swapped, _dt.int32), (pa.ndim - 1,))
-    odd = _ew.eq(_ew.rem(nswaps, _const(_dt.int32, 2)), _const(_dt.int32, 1))
+    odd = _ew.eq(_ew.rem(nswaps, const(_dt.int32, 2)), const(_dt.int32, 1))
     dtype = get_aval(f).dtype
-    ones = _sh.broadcast_in_dim(_const(dtype, 1), get_aval(odd).shape, ())
+    ones = _sh.broadcast_in_dim(const(dtype, 1), get_aval(odd).shape, ())
     sign = _ew.select_n(odd, ones, _ew.neg(ones))
     return f, perm, sign, diagonal(f)
 
@@ -541,10 +536,10 @@ def slogdet(x, /):
     logabsdet = _red.reduce_sum(_ew.log(absd), (nd - 1,))
     if _dt.kind(dtype) == "c":
         rd = _dt.real_dtype(dtype)
-        zero = _ew.eq(absd, _const(rd, 0))
-        safe = _ew.select_n(zero, absd, _sh.broadcast_in_dim(_const(rd, 1), get_aval(absd).shape, ()))
-        unit = _ew.div(d, _ew.complex(safe, _const(rd, 0)))
-        unit = _ew.select_n(zero, unit, _sh.broadcast_in_dim(_const(dtype, 0), get_aval(d).shape, ()))
+        zero = _ew.eq(absd, const(rd, 0))
+        safe = _ew.select_n(zero, absd, _sh.broadcast_in_dim(const(rd, 1), get_aval(absd).shape, ()))
+        unit = _ew.div(d, _ew.complex(safe, const(rd, 0)))
+        unit = _ew.select_n(zero, unit, _sh.broadcast_in_dim(const(dtype, 0), get_aval(d).shape, ()))
     else:
         unit = _ew.sign(d)
     sign = _ew.mul(sign, _red.reduce_prod(unit, (nd - 1,)))
@@ -667,10 +662,10 @@ def _cutoff(s, rtol, m, n):
     if rtol is None:
         rtol = max(m, n) * _eps(rd)
     if sa.shape[-1] == 0:
-        return _sh.broadcast_in_dim(_const(rd, 0), sa.shape, ())
+        return _sh.broadcast_in_dim(const(rd, 0), sa.shape, ())
     smax = _red.reduce_max(s, (sa.ndim - 1,))
     if not isinstance(rtol, (Array, Tracer)) and np.ndim(rtol) == 0:
-        cut = _ew.mul(smax, _const(rd, rtol))
+        cut = _ew.mul(smax, const(rd, rtol))
     else:
         r = _cv.convert_element_type(_arr(rtol), rd)
         cut = _ew.mul(smax, broadcast_to(r, get_aval(smax).shape))
@@ -681,8 +676,8 @@ def _inverse_above(s, cutoff):
     """1/s where s > cutoff, else 0 (without dividing by zero anywhere)."""
     sa = get_aval(s)
     keep = _ew.gt(s, cutoff)
-    one = _sh.broadcast_in_dim(_const(sa.dtype, 1), sa.shape, ())
-    zero = _sh.broadcast_in_dim(_const(sa.dtype, 0), sa.shape, ())
+    one = _sh.broadcast_in_dim(const(sa.dtype, 1), sa.shape, ())
+    zero = _sh.broadcast_in_dim(const(sa.dtype, 0), sa.shape, ())
     safe = _ew.select_n(keep, one, s)
     return _ew.select_n(keep, zero, _ew.div(one, safe))
 
@@ -782,12 +777,12 @@ def _vector_norm_axes(x, axes, ord):
     if ord == -math.inf:
         return _red.reduce_min(ax, axes)
     if ord == 0:
-        nz = _ew.ne(x, _const(a.dtype, 0))
+        nz = _ew.ne(x, const(a.dtype, 0))
         return _red.reduce_sum(_cv.convert_element_type(nz, rd), axes)
     if isinstance(ord, str):
         raise ValueError(f"vector_norm: invalid ord {ord!r} for vectors")  # noqa: TRY004 (numpy's)
-    p = _const(rd, ord)
-    return _ew.pow(_red.reduce_sum(_ew.pow(ax, p), axes), _const(rd, 1.0 / ord))
+    p = const(rd, ord)
+    return _ew.pow(_red.reduce_sum(_ew.pow(ax, p), axes), const(rd, 1.0 / ord))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):

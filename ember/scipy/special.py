@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from .. import lax
+from ..fx.core import const_like
 from ..transforms.custom_derivatives import custom_jvp
 
 __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "erfinv", "xlogy", "xlog1py",
@@ -17,10 +18,6 @@ __all__ = ["gammaln", "digamma", "polygamma", "erf", "erfc", "erfinv", "xlogy", 
 def _float_args(name, *args):
     from ..numpy._core import promote_args
     return promote_args(name, *args, to_inexact=True)
-
-
-def _const(x, v):
-    return np.array(v, dtype=x.dtype if hasattr(x, "dtype") else np.float32)[()]
 
 
 def _in_float32(fn, *xs):
@@ -85,10 +82,10 @@ def polygamma(n, x):
                         f"{n.aval.str_user()}")
     (x,) = _float_args("polygamma", x)
     nf = lax.convert_element_type(n, x.dtype)
-    one = _const(x, 1.0)
-    sign = lax.sub(one, lax.mul(lax.rem(lax.add(nf, one), _const(x, 2.0)), _const(x, 2.0)))
+    one = const_like(x, 1.0)
+    sign = lax.sub(one, lax.mul(lax.rem(lax.add(nf, one), const_like(x, 2.0)), const_like(x, 2.0)))
     fact = lax.exp(lax.lgamma(lax.add(nf, one)))
-    nz = lax.gt(nf, _const(x, 0.0))
+    nz = lax.gt(nf, const_like(x, 0.0))
     safe_n = _where(nz, nf, one)   # keep zeta's s > 1 in the branch digamma replaces
     val = sign * fact * zeta(safe_n + one, x)
     return _where(nz, val, lax.digamma(x + 0 * nf))
@@ -132,7 +129,7 @@ def erfinv(x):
 
 @custom_jvp
 def _xlogy(x, y):
-    return _where(lax.ne(x, _const(x, 0.0)), lax.mul(x, lax.log(y)), lax.mul(x, _const(x, 0.0)))
+    return _where(lax.ne(x, const_like(x, 0.0)), lax.mul(x, lax.log(y)), lax.mul(x, const_like(x, 0.0)))
 
 
 @_xlogy.defjvp
@@ -157,7 +154,7 @@ def xlogy(x, y):
 
 @custom_jvp
 def _xlog1py(x, y):
-    return _where(lax.ne(x, _const(x, 0.0)), lax.mul(x, lax.log1p(y)), lax.mul(x, _const(x, 0.0)))
+    return _where(lax.ne(x, const_like(x, 0.0)), lax.mul(x, lax.log1p(y)), lax.mul(x, const_like(x, 0.0)))
 
 
 @_xlog1py.defjvp
@@ -254,7 +251,7 @@ def zeta(x, q=None):
 
 def _zeta(x, q):
     from .. import numpy as enp
-    one = _const(x, 1.0)
+    one = const_like(x, 1.0)
     total = enp.zeros_like(x)
     for k in range(_EM_N):
         total = total + (q + float(k)) ** (-x)

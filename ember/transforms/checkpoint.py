@@ -22,11 +22,14 @@ import functools
 from ..fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval
 from ..fx.drivers import call_driver, register_driver
 from ..fx.ir import ClosedGraph, Graph, Var, eval_graph
-from ..fx.prims.rules import defvectorized, instantiate
+from ..fx.parse import register_named_callable
+from ..fx.passes import dce
+from ..fx.prims.rules import defvectorized, instantiate, moveaxis
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph
 from .jvp import jvp_graph
+from .linearize import linearize_flat
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
 from .util import as_ember_args, flatten_outputs
@@ -69,6 +72,10 @@ def save_only_these_names(*names):
     return policy
 
 
+for _policy in (nothing_saveable, everything_saveable, dots_saveable, save_only_these_names):
+    register_named_callable(_policy.__name__, _policy)
+
+
 # --- checkpoint_name ---------------------------------------------------------------------
 
 name_p.abstract_eval = lambda x, *, name: x
@@ -108,7 +115,6 @@ def _remat_jvp(primals, tangents, *, graph, policy):
 
 
 def _remat_batch(axis_size, args, dims, *, graph, policy):
-    from ..fx.prims.rules import moveaxis
     vals = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims)]
     bg, out_b = batch_graph(graph, axis_size, [d is not None for d in dims])
     bg, extra = consts_to_inputs(bg)
@@ -150,7 +156,6 @@ def _remat_partial_eval(trace, args, params):
 def _subgraph(g: Graph, inputs, outputs, drop=frozenset()) -> ClosedGraph:
     """The equations of `g` needed to compute `outputs` from `inputs` (DCE'd);
     equations defining any variable in `drop` are replaced by inputs."""
-    from ..fx.passes import dce
     eqs = [eq for eq in g.equations if not any(v in drop for v in eq.outputs)]
     return ClosedGraph(dce(Graph([], list(inputs), eqs, list(outputs))), [])
 
@@ -226,7 +231,6 @@ def saved_residuals(fun, *args):
         >>> [a.str_short() for a, _ in saved_residuals(lambda x: enp.sin(x) * x, enp.ones(3))]
         ['f32[3]', 'f32[3]', 'f32[3]']
     """
-    from .linearize import linearize_flat
     leaves, tree = tree_flatten(tuple(args))
     leaves = as_ember_args("saved_residuals", fun, leaves, tree)
 
@@ -234,7 +238,6 @@ def saved_residuals(fun, *args):
         return flatten_outputs("saved_residuals", fun, fun(*tree_unflatten(tree, list(xs))))[0]
 
     _, lin, _ = linearize_flat(flat, leaves)
-    from ..fx.passes import dce
     g = dce(lin.graph)
     used = {a for eq in g.equations for a in eq.inputs if type(a) is Var} | {
         a for a in g.outputs if type(a) is Var}

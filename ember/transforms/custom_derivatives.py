@@ -29,6 +29,7 @@ from ..fx.prims.rules import bdim_to_front, instantiate
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph, vmap
+from .jvp import jvp_graph
 from .util import (argument_names, as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch,
                    fun_location, mismatch_message)
 
@@ -149,7 +150,6 @@ def _custom_jvp_jvp(primals, tangents, *, call, jvp, num_consts):
     ps = primals[num_consts:]
     if any(type(t) is not Zero for t in tangents[:num_consts]):
         # Closed-over values with tangents: differentiate the traced function itself.
-        from .jvp import jvp_graph
         nz = [type(t) is not Zero for t in tangents]
         jg, out_nz = jvp_graph(call, nz, instantiate_out=True)
         outs = eval_graph(jg.graph, jg.consts, *primals, *[t for t in tangents if type(t) is not Zero])

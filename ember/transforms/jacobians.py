@@ -12,6 +12,7 @@ import functools
 import numpy as np
 
 from ..fx.core import get_aval
+from ..fx.prims.shape import reshape, slice as _slice, transpose
 from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
@@ -36,7 +37,6 @@ def _std_basis(leaves):
 
 def _rows(x, start, stop):
     """x[start:stop] along axis 0, as a static slice primitive."""
-    from ..fx.prims.shape import slice as _slice
     a = get_aval(x)
     if (start, stop) == (0, a.shape[0]):
         return x
@@ -45,7 +45,6 @@ def _rows(x, start, stop):
 
 def _out_in_blocks(col, sizes, in_leaves, out_aval):
     """Split a (N, *out_shape) block of a forward Jacobian into out_shape + in_shape blocks."""
-    from ..fx.prims.shape import reshape, transpose
     blocks, off = [], 0
     n_out = len(out_aval.shape)
     for x, s in zip(in_leaves, sizes):
@@ -147,7 +146,6 @@ def _jacrev(fun, argnums, has_aux, api):
             check_diff_output(api, get_aval(o), "the output" if nm == "output" else nm)
         basis, sizes = _std_basis(out_leaves)
         rows = vmap(lambda *cts: f_vjp(list(cts)))(*basis)  # per input leaf: (N_out, *in_shape)
-        from ..fx.prims.shape import reshape
         result, off = [], 0
         for o, s in zip(out_leaves, sizes):
             oa = get_aval(o)

@@ -20,14 +20,16 @@ import numpy as np
 
 from .. import config
 from .. import dtypes as _dt
+from .._host import from_host
 from ..array import Array, wrap_buffer
+from ..backends.base import DEFAULT_BACKEND, get_backend
 from ..fx.drivers import call_driver, register_driver
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
 from ..fx import trace_context
 from ..fx.ir import ClosedGraph, Graph
 from ..fx.passes import optimize
-from ..fx.prims.rules import instantiate
+from ..fx.prims.rules import instantiate, moveaxis
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from . import captured_state
@@ -35,7 +37,7 @@ from .batching import batch_graph
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import argument_names, as_ember_args, flatten_outputs, static_key
+from .util import argument_names, as_ember, as_ember_args, flatten_outputs, static_key
 
 jit_call_p = Primitive("jit_call", multiple_results=True)
 jit_call_p.kind = "control"
@@ -50,7 +52,6 @@ def executable_for(graph: ClosedGraph, backend: str):
     """Compile (once per graph and backend) and return the executable."""
     exe = graph._cache.get(backend)
     if exe is None:
-        from ..backends.base import get_backend
         b = get_backend(backend)
         exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
     return exe
@@ -78,7 +79,6 @@ def _jit_jvp(primals, tangents, *, graph, name, backend):
 
 
 def _jit_batch(axis_size, args, dims, *, graph, name, backend):
-    from ..fx.prims.rules import moveaxis
     vals = [x if d is None else moveaxis(x, d, 0) for x, d in zip(args, dims)]
     bg, out_b = batch_graph(graph, axis_size, [d is not None for d in dims])
     outs = bind_graph(bg, vals, f"vmap({name})", backend)
@@ -140,7 +140,6 @@ jit_call_p.transpose = _jit_transpose
 def _to_operand(x):
     """Flattened jit arguments: arrays pass through; Python scalars become weakly
     typed rank-0 numpy values; numpy arrays keep their dtype."""
-    from ..array import Array
     if isinstance(x, (Array, Tracer)):
         return x, x.aval
     t = type(x)
@@ -148,10 +147,8 @@ def _to_operand(x):
         a = get_aval(x)
         return np.asarray(x, dtype=a.dtype), a
     if isinstance(x, (np.ndarray, np.generic)):
-        from ..numpy._core import asarray
-        y = asarray(x)
+        y = from_host(x)
         return y, y.aval
-    from .util import as_ember
     y = as_ember(x)
     return y, get_aval(y)
 
@@ -197,7 +194,8 @@ class JitFunction:
         self.static_argnums, self.static_argnames, self._named_nums = _infer_statics(
             fun, tuple(static_argnums), tuple(static_argnames))
         self.donate_argnums = donate_argnums
-        self.backend = backend or "cpu"
+        # None: run on the backend the arguments live on (see _backend_of)
+        self.backend = backend
         self._cache: dict = {}
         # positional Array arguments only: avals -> (executable, entry, single output)
         self._fast: dict = {}
@@ -277,11 +275,12 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if (self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active()
                 and self._fast_epoch == _dt.default_epoch):
-            # Fastest path: a repeated call with CPU Arrays as its only (positional)
-            # arguments needs no pytree flattening, signature or key building.
+            # Fastest path: a repeated call with Arrays of one device as its only
+            # (positional) arguments needs no pytree flattening, signature or key building.
             avals = []
+            dev = args[0]._device if args and type(args[0]) is Array else None
             for a in args:
-                if type(a) is not Array:
+                if type(a) is not Array or a._device is not dev:
                     break
                 av = a._aval
                 avals.append(av if av is not None else a.aval)
@@ -294,9 +293,8 @@ class JitFunction:
                     hit = self._fast.get(tuple(avals))
                     if hit is not None:
                         self._last_fast = (avals, hit)
-                dev = args[0]._device if args else None
-                if hit is not None and (dev is None or dev.platform == "cpu"):
-                    exe, entry, single = hit
+                if hit is not None and hit[3] is dev:  # compiled for this device's backend
+                    exe, entry, single, _ = hit
                     outs = exe(*entry.const_buffers, *[a._value for a in args])
                     if single:
                         return wrap_buffer(outs[0], dev, entry.out_avals[0])
@@ -305,9 +303,10 @@ class JitFunction:
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         ops, avals = self._operands(leaves, in_tree, len(args), nums)
+        backend = self.backend or self._backend_of(ops, in_tree, len(args), nums)
         # what the function traces to also depends on the default float (constructors and
         # Python floats read it) and on trace-time settings such as amp.autocast
-        key = (in_tree, tuple(avals), self._static_cache_key(static), self.backend,
+        key = (in_tree, tuple(avals), self._static_cache_key(static), backend,
                (_dt.default_float, trace_context.key()))
         entry = self._cache.get(key)
         if entry is None:
@@ -318,24 +317,46 @@ class JitFunction:
         if entry.guards:  # captured module state: warn if it changed since tracing
             captured_state.check(entry, getattr(self.fun, "__qualname__", "fun"))
         if current_trace() is _EVAL and entry.cacheable and all(type(o) is Array for o in ops):
-            # Fast path for concrete CPU arrays outside any transform: exactly what the
-            # eval trace would do for jit_call, without the generic dispatch.
+            # Fast path for concrete arrays of the executable's backend outside any
+            # transform: exactly what the eval trace would do for jit_call, without the
+            # generic dispatch.
             dev = ops[0]._device if ops else None
-            if dev is None or dev.platform == "cpu":
-                exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
+            if dev is None or (dev.backend.name == backend and all(o._device is dev for o in ops)):
+                exe = entry.graph._cache.get(backend) or executable_for(entry.graph, backend)
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
                         and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     if self._fast_epoch != _dt.default_epoch:
                         self._fast.clear()
                         self._last_fast = ([], None)
                         self._fast_epoch = _dt.default_epoch
-                    self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf())
+                    self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf(), dev)
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
-                return tree_unflatten(entry.out_tree, [wrap_buffer(np.asarray(b), dev, a)
+                return tree_unflatten(entry.out_tree, [wrap_buffer(b, dev, a)
                                                        for b, a in zip(outs, entry.out_avals)])
         outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
-                               name=getattr(self.fun, "__name__", "fun"), backend=self.backend)
+                               name=getattr(self.fun, "__name__", "fun"), backend=backend)
         return tree_unflatten(entry.out_tree, outs)
+
+    def _backend_of(self, ops, in_tree, n, nums) -> str:
+        """The backend the arguments live on: that of every concrete Array among them
+        (traced values and Python data follow; none at all: the default backend)."""
+        found = None
+        for o in ops:
+            if type(o) is Array:
+                b = o._device.backend.name
+                if found is None:
+                    found = b
+                elif b != found:
+                    names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
+                                           with_kwargs=True)
+                    where = ", ".join(f"`{nm}` on {o._device}" for nm, o in zip(names, ops)
+                                      if type(o) is Array)
+                    raise ValueError(
+                        f"{self._desc()}: the arguments live on different backends ({where}); "
+                        f"move them to one device first with ember.device_put(x, device), or "
+                        f"pass jit(..., backend=...) to choose where it runs"
+                        + (f"\n  at {user_source()}" if user_source() else ""))
+        return found or DEFAULT_BACKEND
 
     def _trace(self, args, static, nums, in_tree, avals) -> _Entry:
         n = len(args)
@@ -417,8 +438,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     (they must be hashable; a new value recompiles, and so does a value of a new
     type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  `donate_argnums` is
     accepted for JAX compatibility; ember does not reuse donated buffers yet,
-    so it has no effect.  `backend="reference"` runs the numpy interpreter
-    instead of native code (for debugging).  Set EMBER_LOG_COMPILES=1 to see
+    so it has no effect.  It runs on the backend its arguments live on (arrays
+    on `reference:cpu:0` are interpreted, arrays on `cpu:0` compiled to native code;
+    arguments on two backends are an error); `backend="reference"` (or any backend's
+    name) overrides that, e.g. to debug with the numpy interpreter.  Set EMBER_LOG_COMPILES=1 to see
     every compile and why it happened.  An object whose class defines
     `__ember_jit__` compiles through it: `jit(model)` for an `nn.Module` reads the
     module's current parameters on every call, and a function that called a module

@@ -8,6 +8,7 @@ Example:
 """
 from __future__ import annotations
 
+from ..dtypes import float0
 from ..fx.core import (Trace, Tracer, Zero, check_foreign, current_trace, get_aval, new_trace,
                        set_current_trace, tangent_aval)
 from ..fx.ir import ClosedGraph, eval_graph
@@ -148,7 +149,6 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
 
 
 def float0_dtype():
-    from ..dtypes import float0
     return float0
 
 

@@ -7,10 +7,13 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import Primitive, Zero, get_aval, tangent_aval
+import numpy as np
+
+from ..fx.core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
 from ..fx.prims.rules import defvectorized
-from ..fx.staging import ShapeDtypeStruct, make_graph
+from ..fx.staging import ShapeDtypeStruct
 from ..tree import tree_map, tree_unflatten
+from .graph_api import make_graph
 
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.abstract_eval = lambda x: x
@@ -49,8 +52,6 @@ def eval_shape(fun, *args, **kwargs):
 
 def _placeholder(a):
     """ShapeDtypeStructs stand for arrays: stage over zeros of that type (never computed)."""
-    from ..fx.core import AbstractArray
     if isinstance(a, AbstractArray):
-        import numpy as np
         return np.broadcast_to(np.zeros((), a.dtype), a.shape)
     return a

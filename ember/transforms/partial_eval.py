@@ -18,9 +18,9 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import Tracer, new_trace, set_current_trace
+from ..fx.core import current_trace, new_trace, set_current_trace
 from ..fx.ir import ClosedGraph, Graph, eval_graph
-from ..fx.staging import StagingTrace, StagingTracer
+from ..fx.staging import StagingTrace, StagingTracer, trace_flat
 
 
 class PartialEvalTrace(StagingTrace):
@@ -52,14 +52,12 @@ def partial_eval_graph(closed: ClosedGraph, unknowns, instantiate=False):
       unknown_graph: residuals + unknown inputs -> unknown outputs
     `instantiate` (bool or per-output list) forces outputs to be unknown.
     """
-    from ..fx.staging import trace_flat
     in_avals = closed.in_avals
     n_out = len(closed.out_avals)
     inst = list(instantiate) if isinstance(instantiate, (list, tuple)) else [instantiate] * n_out
     box = {}
 
     def known_fun(*known_args):
-        from ..fx.core import current_trace
         pe = PartialEvalTrace(current_trace())
         with new_trace(pe):
             it = iter(known_args)
@@ -83,7 +81,3 @@ def partial_eval_graph(closed: ClosedGraph, unknowns, instantiate=False):
     g = ug.graph
     unknown_graph = ClosedGraph(Graph([], g.constvars + g.inputs, g.equations, g.outputs), [])
     return kg, unknown_graph, box["out_unknown"], len(ug.consts)
-
-
-def is_unknown_tracer(trace, x) -> bool:
-    return isinstance(x, Tracer) and x._trace is trace

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..fx.core import UndefinedPrimal, Zero, get_aval, tangent_aval
 from ..fx.ir import Graph, Literal, Var
-from ..fx.prims.rules import add_tangents
+from ..fx.prims.rules import add_tangents, instantiate
+from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .util import as_ember
 
@@ -88,7 +89,6 @@ def linear_transpose(fun, *primals):
         >>> f_t(2.0)[0].tolist()
         [2.0, 2.0, 2.0]
     """
-    from ..fx.staging import trace_flat
     p_leaves, p_tree = tree_flatten(tuple(primals))
     avals = [get_aval(as_ember(x)) for x in p_leaves]
     box = []
@@ -109,7 +109,6 @@ def linear_transpose(fun, *primals):
                             f"the output structure {out_tree}")
         cts = [as_ember(c, a.dtype) for c, a in zip(ct_leaves, closed.out_avals)]
         res = backward_pass(closed.graph, closed.consts, cts)
-        from ..fx.prims.rules import instantiate
         return tree_unflatten(p_tree, [instantiate(r) for r in res])
 
     return f_t

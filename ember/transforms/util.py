@@ -1,26 +1,31 @@
 """Small helpers shared by the transforms: argument conversion and checks."""
 from __future__ import annotations
 
+import functools
+import inspect
+
 import numpy as np
+import optree
 
 from .. import dtypes as _dt
+from .._host import from_host
+from ..array import Array
 from ..fx.core import AbstractArray, Tracer, user_source
 from ..fx.ir import constant_key
+from ..fx.prims.convert import convert_element_type
+from ..tree import tree_flatten, tree_unflatten
 
 
 def as_ember(x, dtype=None):
     """Arrays and tracers pass through; numpy and Python values become Arrays."""
-    from ..array import Array
     if isinstance(x, (Array, Tracer)):
         if dtype is not None and x.dtype != dtype:
-            from ..fx.prims.convert import convert_element_type
             return convert_element_type(x, dtype)
         return x
     if isinstance(x, np.ndarray) and x.dtype == _dt.float0:
         return x
-    from ..numpy._core import asarray
     try:
-        return asarray(x, dtype=dtype)
+        return from_host(x, None if dtype is None else _dt.canonicalize(dtype))
     except TypeError:
         raise TypeError(f"{type(x).__name__} is not a valid argument to a transformed function: "
                         f"only arrays, numpy arrays, Python scalars and pytrees of them are; "
@@ -34,7 +39,6 @@ _SCALAR_TYPES = (bool, int, float, complex)
 def is_value(x) -> bool:
     """Whether `x` can be a traced function's input or output leaf as it is
     (an ember Array or tracer, a numpy array or scalar, a Python number)."""
-    from ..array import Array
     if type(x) in _SCALAR_TYPES or isinstance(x, (Array, Tracer, np.generic)):
         return True
     return isinstance(x, np.ndarray) and x.dtype != object
@@ -80,7 +84,6 @@ def flatten_outputs(api: str, fun, out, root: str = "output"):
         >>> flatten_outputs("jit", len, {"a": 1.0})[0]
         [1.0]
     """
-    from ..tree import tree_flatten
     leaves, tree = tree_flatten(out)
     for i, x in enumerate(leaves):
         if not is_value(x):
@@ -144,7 +147,6 @@ def leaf_names(treedef, root: str) -> list[str]:
 
 def _positional_names(fun):
     """(names of fun's positional parameters, name of its *args or None)."""
-    import inspect
     try:
         ps = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
@@ -166,7 +168,6 @@ def argument_names(fun, treedef, argnums=None, with_kwargs: bool = False) -> lis
         >>> argument_names(lambda x, params: x, flatten((1, {"w": 2}))[1])
         ['x', "params['w']"]
     """
-    import optree
     pos, var = _positional_names(fun)
     out = []
     for acc in treedef.accessors():
@@ -276,7 +277,6 @@ def flat_with_aux(fun, in_tree, has_aux: bool, api: str = "", user_fun=None):
     out as primal values (never as a transform's tracers); `store` receives
     `out_tree`, `n_out` and `aux_tree` when the function runs.
     """
-    from ..tree import tree_flatten, tree_unflatten
     store = {}
 
     def flat(*xs):
@@ -298,13 +298,11 @@ def flat_with_aux(fun, in_tree, has_aux: bool, api: str = "", user_fun=None):
 
 
 def _array_like(x) -> bool:
-    from ..array import Array
     return isinstance(x, (Array, Tracer, np.ndarray, np.generic, bool, int, float, complex))
 
 
 def split_aux(store, values):
     """(output leaves, aux pytree or None) from the flat results of `flat_with_aux`."""
-    from ..tree import tree_unflatten
     n = store["n_out"]
     if "aux_tree" not in store:
         return list(values[:n]), None
@@ -320,7 +318,6 @@ def fun_location(fun) -> str:
         >>> fun_location(len)
         'len'
     """
-    import functools
     f = fun
     for _ in range(100):  # bounded: a __wrapped__ chain may be cyclic
         if not (isinstance(f, functools.partial) or hasattr(f, "__wrapped__")):

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 
 from .. import dtypes as _dt
-from ..fx.core import Zero, get_aval, user_source
+from ..fx.core import Zero, get_aval, tangent_aval, user_source
 from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
@@ -36,7 +36,6 @@ def vjp_flat(fun, primals, nonzeros=None):
 
 
 def _cot_aval(x):
-    from ..fx.core import tangent_aval
     return tangent_aval(get_aval(x))
 
 

@@ -1,2 +1,2 @@
 """The reference backend: numpy buffers, eager numpy impls, and a graph interpreter."""
-from .backend import ReferenceBackend, CpuBackend  # noqa: F401
+from .backend import InterpretedExecutable, ReferenceBackend  # noqa: F401

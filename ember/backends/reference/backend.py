@@ -1,16 +1,23 @@
-"""The numpy reference backend and the eager CPU backend built on it.
+"""The numpy reference backend: numpy buffers, eager numpy impls, and a graph
+interpreter.
 
-`reference` runs each primitive's numpy `impl` and interprets graphs equation
-by equation: it is the oracle native backends are tested against.  `cpu` is
-the default device: its eager ops are the same numpy impls (numpy is fast for
-single ops); its `compile` goes to the native LLVM backend when that is
-available and to the interpreter otherwise.
+It runs each primitive's numpy `impl` and interprets graphs equation by
+equation: it is the oracle native backends are tested against.  Its device,
+`reference:cpu:0`, is a device of its own: arrays placed on it run eagerly here,
+and `jit` of a function of them interprets rather than compiles.
+
+Example:
+    >>> import ember, ember.numpy as enp
+    >>> x = ember.device_put(enp.arange(3.0), "reference:cpu:0")
+    >>> (x * 2).device, ember.jit(lambda v: v + 1)(x).tolist()
+    (reference:cpu:0, [1.0, 2.0, 3.0])
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..base import Backend, Device, Executable
+from ...fx.interpreter import run_graph_numpy
+from ..base import Backend, Device, Executable, execute_impl
 
 
 class InterpretedExecutable(Executable):
@@ -20,16 +27,22 @@ class InterpretedExecutable(Executable):
         self.closed = closed_graph
 
     def __call__(self, *buffers):
-        from ...fx.interpreter import run_graph_numpy
         return run_graph_numpy(self.closed.graph, self.closed.consts_as_buffers(), buffers)
 
 
 class ReferenceBackend(Backend):
+    """Eager ops and compiled graphs both run the primitives' numpy impls.
+
+    Example:
+        >>> ReferenceBackend().devices()
+        [reference:cpu:0]
+    """
     name = "reference"
     platform = "cpu"
+    host_buffers = True
 
     def __init__(self):
-        self._devices = [Device("cpu", 0, self)]
+        self._devices = [Device(self.platform, 0, self)]
 
     def devices(self):
         return self._devices
@@ -42,17 +55,8 @@ class ReferenceBackend(Backend):
     def get(self, buffer):
         return buffer
 
-    def execute(self, prim, buffers, params, device):
-        return prim.impl(*buffers, **params)
+    # the numpy impl, which the eager trace recognises and calls itself
+    execute = execute_impl
 
     def compile(self, closed_graph, device):
         return InterpretedExecutable(closed_graph)
-
-
-class CpuBackend(ReferenceBackend):
-    """Eager ops on numpy; `compile` generates native code through LLVM."""
-    name = "cpu"
-
-    def compile(self, closed_graph, device):
-        from ..llvm.executable import compile_graph
-        return compile_graph(closed_graph)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error, tangent_aval
-from .rules import add_tangents
+from ..core import AbstractArray, Primitive, get_aval, is_undefined, shape_error
+from .rules import defbilinear
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -260,24 +260,6 @@ def batch_matmul(lhs, rhs, preferred_element_type=None, *, precision=None):
     return dot_general(lhs, rhs, (((nd - 1,), (nd - 2,)), (batch, batch)), preferred_element_type)
 
 
-# --- jvp --------------------------------------------------------------------------------
-
-def _dot_general_jvp(primals, tangents, *, dimension_numbers, preferred_element_type=None):
-    lhs, rhs = primals
-    tl, tr = tangents
-    params = dict(dimension_numbers=dimension_numbers, preferred_element_type=preferred_element_type)
-    ans = dot_general_p.bind(lhs, rhs, **params)
-    out_aval = get_aval(ans)
-    t = Zero(tangent_aval(out_aval))
-    if not _dt.is_inexact(out_aval.dtype):
-        return ans, t
-    if type(tl) is not Zero:
-        t = add_tangents(t, dot_general_p.bind(tl, rhs, **params))
-    if type(tr) is not Zero:
-        t = add_tangents(t, dot_general_p.bind(lhs, tr, **params))
-    return ans, t
-
-
 # --- transpose ----------------------------------------------------------------------------
 
 def _transpose_operand(ct, x_aval, y, x_dims, y_dims, x_is_lhs):
@@ -352,6 +334,6 @@ def _dot_general_batch(axis_size, args, dims, *, dimension_numbers, preferred_el
     return out, len(lb) + n_lf + rf.index(rd)
 
 
-dot_general_p.jvp = _dot_general_jvp
+defbilinear(dot_general_p)
 dot_general_p.transpose = _dot_general_transpose
 dot_general_p.batch = _dot_general_batch

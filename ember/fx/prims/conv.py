@@ -24,9 +24,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error, tangent_aval
+from ..core import AbstractArray, Primitive, get_aval, is_undefined, shape_error
 from .contraction import _compute_dtype
-from .rules import add_tangents, moveaxis
+from .rules import defbilinear, moveaxis
 from .window import dilate_pad_np, padtype_to_pads, window_view_np
 
 
@@ -83,11 +83,6 @@ def conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers) -> ConvDimen
         (lhs_s.index("N"), lhs_s.index("C")) + tuple(lhs_s.index(c) for c in spatial),
         (rhs_s.index("O"), rhs_s.index("I")) + tuple(rhs_s.index(c) for c in spatial),
         (out_s.index("N"), out_s.index("C")) + tuple(out_s.index(c) for c in spatial))
-
-
-def _canonical(nd):
-    s = tuple(range(nd))
-    return ConvDimensionNumbers(s, s, s)
 
 
 # --- abstract evaluation ------------------------------------------------------------------
@@ -337,23 +332,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
                                 preferred_element_type=preferred_element_type)
 
 
-# --- jvp ----------------------------------------------------------------------------------------
-
-def _conv_jvp(primals, tangents, **params):
-    lhs, rhs = primals
-    tl, tr = tangents
-    ans = conv_general_dilated_p.bind(lhs, rhs, **params)
-    out_aval = get_aval(ans)
-    t = Zero(tangent_aval(out_aval))
-    if not _dt.is_inexact(out_aval.dtype):
-        return ans, t
-    if type(tl) is not Zero:
-        t = add_tangents(t, conv_general_dilated_p.bind(tl, rhs, **params))
-    if type(tr) is not Zero:
-        t = add_tangents(t, conv_general_dilated_p.bind(lhs, tr, **params))
-    return ans, t
-
-
 # --- transpose -------------------------------------------------------------------------------
 # One spatial dim, operand x of length n dilated to D = (n-1)*b + 1, padded by
 # (lo, hi), kernel w of length K dilated by r, stride s, O outputs:
@@ -519,6 +497,6 @@ def _conv_batch(axis_size, args, dims, **params):
     return _split_out(out, os_[1], v, groups=g), os_[1]
 
 
-conv_general_dilated_p.jvp = _conv_jvp
+defbilinear(conv_general_dilated_p)
 conv_general_dilated_p.transpose = _conv_transpose_rule
 conv_general_dilated_p.batch = _conv_batch

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ..core import PRIMITIVES, AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
+from ..core import (PRIMITIVES, AbstractArray, Primitive, Zero, const_like, get_aval, shape_error,
+                    tangent_aval)
 from .reduce import _LOWP, _asnp, _check_dtype, _numeric, _ordered, _real_float
 from .elementwise import from_order_keys, order_keys
 from .rules import deflinear
@@ -183,10 +184,6 @@ def _prefix_scan(combine, elems, axis: int, reverse: bool):
     return elems
 
 
-def _scalar(x, v):
-    return np.array(v, dtype=get_aval(x).dtype)[()]
-
-
 # --- jvp and transpose rules ---------------------------------------------------------
 
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse: [cumsum_p.bind(ct, axis=axis,
@@ -225,7 +222,7 @@ def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
     # exp(-out_i) separately, which overflow or underflow.
     def logaddexp_rule(earlier, later):
         (la, ta), (lb, tb) = earlier, later
-        zero = broadcast_to_shape(_scalar(la, 0), get_aval(la).shape)
+        zero = broadcast_to_shape(const_like(la, 0), get_aval(la).shape)
         # Equal infinities would give inf - inf: compare them as 0 - 0, so their
         # weights are 1/2 each (the limit along the diagonal).
         both_inf = bitwise_and(eq(la, lb), bitwise_not(is_finite(la)))

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.special as _sp
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape_error
-from .rules import (defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
+from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, is_undefined, shape_error
+from .rules import (defbilinear, defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -743,21 +743,6 @@ def clamp(lo, x, hi):
 
 # --- jvp and transpose rules ------------------------------------------------------
 
-def _const(x, v):
-    """A scalar `v` in the dtype of `x` (a rank-0 literal that broadcasts)."""
-    return np.array(v, dtype=get_aval(x).dtype)[()]
-
-
-def _real_const(x, v):
-    return np.array(v, dtype=_dt.real_dtype(get_aval(x).dtype))[()]
-
-
-def _linear_unary_transpose(prim):
-    def t(ct, x, **params):
-        return [prim.bind(ct, **params)]
-    return t
-
-
 defjvp(neg_p, lambda g, ans, x: neg(g))
 neg_p.transpose = lambda ct, x: [neg(ct)]
 defjvp_zero(sign_p)
@@ -775,45 +760,45 @@ for _p in (and_p, or_p, xor_p, shift_left_p, shift_right_arithmetic_p, shift_rig
 
 def _abs_jvp(g, ans, x):
     if _dt.kind(get_aval(x).dtype) == "c":
-        return div(real(mul(conj(x), g)), select_n(eq(ans, _const(ans, 0)), ans, _const(ans, 1)))
+        return div(real(mul(conj(x), g)), select_n(eq(ans, const_like(ans, 0)), ans, const_like(ans, 1)))
     return mul(g, sign(x))
 
 
 defjvp(abs_p, _abs_jvp)
 defjvp(exp_p, lambda g, ans, x: mul(g, ans))
-defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, _const(x, math.log(2)))))
+defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, const_like(x, math.log(2)))))
 defjvp(log_p, lambda g, ans, x: div(g, x))
-defjvp(log1p_p, lambda g, ans, x: div(g, add(x, _const(x, 1))))
-defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, _const(x, 1))))
-defjvp(tanh_p, lambda g, ans, x: mul(g, sub(_const(x, 1), mul(ans, ans))))
-defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(_const(x, 1), ans))))
+defjvp(log1p_p, lambda g, ans, x: div(g, add(x, const_like(x, 1))))
+defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, const_like(x, 1))))
+defjvp(tanh_p, lambda g, ans, x: mul(g, sub(const_like(x, 1), mul(ans, ans))))
+defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(const_like(x, 1), ans))))
 defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
 defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
-defjvp(tan_p, lambda g, ans, x: mul(g, add(_const(x, 1), mul(ans, ans))))
-defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(_const(x, 1), mul(x, x)))))
-defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(_const(x, 1), mul(x, x))))))
-defjvp(atan_p, lambda g, ans, x: div(g, add(_const(x, 1), mul(x, x))))
+defjvp(tan_p, lambda g, ans, x: mul(g, add(const_like(x, 1), mul(ans, ans))))
+defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(const_like(x, 1), mul(x, x)))))
+defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(const_like(x, 1), mul(x, x))))))
+defjvp(atan_p, lambda g, ans, x: div(g, add(const_like(x, 1), mul(x, x))))
 defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
 defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
-defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), _const(x, 1)))))
-defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(mul(sub(x, _const(x, 1)), add(x, _const(x, 1))))))
-defjvp(atanh_p, lambda g, ans, x: div(g, sub(_const(x, 1), mul(x, x))))
-defjvp(sqrt_p, lambda g, ans, x: div(mul(g, _const(x, 0.5)), ans))
-defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(_const(x, -0.5), div(ans, x))))
-defjvp(cbrt_p, lambda g, ans, x: mul(g, div(_const(x, 1 / 3), mul(ans, ans))))
-defjvp(erf_p, lambda g, ans, x: mul(g, mul(_const(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
-defjvp(erfc_p, lambda g, ans, x: mul(g, mul(_const(x, -2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
-defjvp(erf_inv_p, lambda g, ans, x: mul(g, mul(_const(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans)))))
+defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), const_like(x, 1)))))
+defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(mul(sub(x, const_like(x, 1)), add(x, const_like(x, 1))))))
+defjvp(atanh_p, lambda g, ans, x: div(g, sub(const_like(x, 1), mul(x, x))))
+defjvp(sqrt_p, lambda g, ans, x: div(mul(g, const_like(x, 0.5)), ans))
+defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(const_like(x, -0.5), div(ans, x))))
+defjvp(cbrt_p, lambda g, ans, x: mul(g, div(const_like(x, 1 / 3), mul(ans, ans))))
+defjvp(erf_p, lambda g, ans, x: mul(g, mul(const_like(x, 2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defjvp(erfc_p, lambda g, ans, x: mul(g, mul(const_like(x, -2 / math.sqrt(math.pi)), exp(neg(mul(x, x))))))
+defjvp(erf_inv_p, lambda g, ans, x: mul(g, mul(const_like(x, math.sqrt(math.pi) / 2), exp(mul(ans, ans)))))
 defjvp(lgamma_p, lambda g, ans, x: mul(g, digamma(x)))
 defjvp(digamma_p, lambda g, ans, x: mul(g, polygamma(1, x)))
 defjvp(polygamma_p, lambda g, ans, x, m: mul(g, polygamma(m + 1, x)))
-defjvp(square_p, lambda g, ans, x: mul(g, mul(_const(x, 2), x)))
+defjvp(square_p, lambda g, ans, x: mul(g, mul(const_like(x, 2), x)))
 
 
 def _integer_pow_jvp(g, ans, x, y):
     if y == 0:
         return Zero(get_aval(g))
-    d = _const(x, y) if y != 1 else None
+    d = const_like(x, y) if y != 1 else None
     return mul(g, d) if y == 1 else mul(g, mul(d, integer_pow(x, y - 1)))
 
 
@@ -821,11 +806,11 @@ defjvp(integer_pow_p, lambda g, ans, x, y: (g if y == 1 else _integer_pow_jvp(g,
 defjvp(real_p, lambda g, ans, x: real(g))
 defjvp(imag_p, lambda g, ans, x: imag(g))
 defjvp(conj_p, lambda g, ans, x: conj(g))
-real_p.transpose = lambda ct, x: [complex(ct, _real_const(ct, 0))]
-imag_p.transpose = lambda ct, x: [complex(_real_const(ct, 0), neg(ct))]
+real_p.transpose = lambda ct, x: [complex(ct, const_like(ct, 0))]
+imag_p.transpose = lambda ct, x: [complex(const_like(ct, 0), neg(ct))]
 conj_p.transpose = lambda ct, x: [conj(ct)]
-defjvp(complex_p, lambda g, ans, x, y: complex(g, _const(g, 0)),
-       lambda g, ans, x, y: complex(_const(g, 0), g))
+defjvp(complex_p, lambda g, ans, x, y: complex(g, const_like(g, 0)),
+       lambda g, ans, x, y: complex(const_like(g, 0), g))
 complex_p.transpose = lambda ct, x, y: [real(ct) if is_undefined(x) else None,
                                         neg(imag(ct)) if is_undefined(y) else None]
 
@@ -858,7 +843,7 @@ defjvp(add_p, lambda g, ans, x, y: g, lambda g, ans, x, y: g)
 add_p.transpose = _add_transpose
 defjvp(sub_p, lambda g, ans, x, y: g, lambda g, ans, x, y: neg(g))
 sub_p.transpose = _sub_transpose
-defjvp(mul_p, lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(x, g))
+defbilinear(mul_p)
 mul_p.transpose = _mul_transpose
 defjvp(div_p, lambda g, ans, x, y: div(g, y), lambda g, ans, x, y: neg(mul(g, div(ans, y))))
 div_p.transpose = _div_transpose
@@ -874,14 +859,14 @@ defjvp(rem_p, lambda g, ans, x, y: g, _rem_jvp_y)
 
 def _pow_jvp_x(g, ans, x, y):
     # y * x**(y-1), with 0**0 handled as JAX does (derivative 0 where y == 0)
-    ym1 = sub(y, _const(y, 1))
+    ym1 = sub(y, const_like(y, 1))
     d = mul(y, pow(x, ym1))
-    d = select_n(eq(y, _const(y, 0)), d, _const(d, 0))
+    d = select_n(eq(y, const_like(y, 0)), d, const_like(d, 0))
     return mul(g, d)
 
 
 def _pow_jvp_y(g, ans, x, y):
-    safe_log = select_n(eq(x, _const(x, 0)), log(x), _const(x, 0))
+    safe_log = select_n(eq(x, const_like(x, 0)), log(x), const_like(x, 0))
     return mul(g, mul(ans, safe_log))
 
 
@@ -890,14 +875,14 @@ defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 def _minmax_jvp(pick_x):
     def jx(g, ans, x, y):
-        half = _const(g, 0.5)
-        w = select_n(pick_x(x, y), _const(g, 0), _const(g, 1))
+        half = const_like(g, 0.5)
+        w = select_n(pick_x(x, y), const_like(g, 0), const_like(g, 1))
         w = select_n(eq(x, y), w, half)
         return mul(g, w)
 
     def jy(g, ans, x, y):
-        half = _const(g, 0.5)
-        w = select_n(pick_x(x, y), _const(g, 1), _const(g, 0))
+        half = const_like(g, 0.5)
+        w = select_n(pick_x(x, y), const_like(g, 1), const_like(g, 0))
         w = select_n(eq(x, y), w, half)
         return mul(g, w)
     return jx, jy
@@ -958,7 +943,7 @@ def _clamp_jvp(primals, tangents):
     from .rules import add_tangents, broadcast_to_shape
     t = Zero(tangent_aval(out_aval))
     glo, gx, ghi = tangents
-    zero = _const(ans, 0)
+    zero = const_like(ans, 0)
     if type(gx) is not Zero:
         inside = bitwise_and(ge(x, lo), le(x, hi))
         t = add_tangents(t, select_n(inside, broadcast_to_shape(zero, out_aval.shape), gx))

@@ -30,6 +30,7 @@ from . import convert as _cv
 from . import elementwise as _ew
 from . import reduce as _red
 from . import shape as _sh
+from .contraction import dot_general
 from .rules import bdim_to_front, moveaxis
 
 _LINALG_DTYPES = (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128)
@@ -58,11 +59,6 @@ def _aval(shape, dtype):
 
 # --- helpers used by the rules (they bind primitives, so rules are differentiable) -------
 
-def _lax():
-    from ... import lax
-    return lax
-
-
 def _is_complex(x) -> bool:
     return _dt.kind(get_aval(x).dtype) == "c"
 
@@ -87,7 +83,7 @@ def _matmul(a, b):
     """[..., m, k] @ [..., k, n] with equal batch dims."""
     nd = get_aval(a).ndim
     batch = tuple(range(nd - 2))
-    return _lax().dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
 
 
 def _as_dtype(x, dtype):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
+from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, shape_error, tangent_aval
 from .rules import bdim_to_front
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -181,10 +181,9 @@ def _sm_jvp(primals, tangents, *, fn):
     ans = sampler_math_p.bind(x, fn=fn)
     if type(g) is Zero:
         return ans, g
-    d = get_aval(ans).dtype
 
     def c(v):
-        return np.asarray(v, d)[()]
+        return const_like(ans, v)
 
     if fn == "log":
         t = ew.div(g, x)

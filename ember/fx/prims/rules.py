@@ -199,9 +199,31 @@ def deflinear(prim, transpose):
     return prim
 
 
-def defnondiff(prim):
-    """Mark a primitive as having no derivative (integer/bool only), zero tangents."""
-    defjvp_zero(prim)
+def defbilinear(prim):
+    """JVP of a primitive linear in each of its two operands separately (a product:
+    mul, dot_general, conv): d(x*y) = dx*y + x*dy, each term the primitive itself
+    with the same params; an output that is not floating has a zero tangent.
+
+    Example:
+        >>> from ember.fx.core import Primitive
+        >>> p = defbilinear(Primitive("my_product"))
+        >>> p.jvp is not None
+        True
+    """
+    def jvp(primals, tangents, **params):
+        x, y = primals
+        tx, ty = tangents
+        ans = prim.bind(x, y, **params)
+        out_aval = get_aval(ans)
+        t = Zero(tangent_aval(out_aval))
+        if not _dt.is_inexact(out_aval.dtype):
+            return ans, t
+        if type(tx) is not Zero:
+            t = add_tangents(t, broadcast_to_shape(prim.bind(tx, y, **params), out_aval.shape))
+        if type(ty) is not Zero:
+            t = add_tangents(t, broadcast_to_shape(prim.bind(x, ty, **params), out_aval.shape))
+        return ans, t
+    prim.jvp = jvp
     return prim
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, _where, get_aval, is_undefined, shape_error, tangent_aval
+from ..core import (AbstractArray, Primitive, Zero, _where, const, get_aval, is_undefined, shape_error,
+                    tangent_aval)
 from .rules import aval_of, bdim_to_front, deflinear, instantiate, moveaxis, zeros
 
 # --- broadcast_in_dim -----------------------------------------------------------------
@@ -150,11 +151,6 @@ def transpose(x, permutation):
 _pyslice = slice  # the builtin; this module defines its own `slice` below
 
 
-def _scalar(v, dtype):
-    """A rank-0 numpy value of `dtype` (a literal that the IR broadcasts)."""
-    return np.array(v, dtype=dtype)[()]
-
-
 def _checked(abstract, fn):
     """An impl that validates its inputs with `abstract` first (the eager path calls
     impls directly, and numpy would silently clip bad slices) and returns exactly
@@ -192,7 +188,7 @@ def _norm_dims(dims, ndim):
 
 
 def _zero_like_ct(ct):
-    return _scalar(0, get_aval(ct).dtype)
+    return const(get_aval(ct).dtype, 0)
 
 
 # --- squeeze ---------------------------------------------------------------------------
@@ -358,7 +354,7 @@ def _pad_impl(x, padding_value, *, padding_config):
 
 def _pad_transpose(ct, x, padding_value, *, padding_config):
     ca = get_aval(ct)
-    zero = _scalar(0, ca.dtype)
+    zero = const(ca.dtype, 0)
     ct_x = None
     if is_undefined(x) or is_undefined(padding_value):
         # Undo the low/high padding (negative parts come back as zeros), then take
@@ -386,7 +382,7 @@ def _pad_batch(axis_size, args, dims, *, padding_config):
     from .elementwise import select_n
     x = bdim_to_front(x, dx, axis_size)
     xa = get_aval(x)
-    padded = pad(x, _scalar(0, xa.dtype), cfg)
+    padded = pad(x, const(xa.dtype, 0), cfg)
     mask = pad(broadcast_in_dim(np.True_, xa.shape[1:], ()), np.False_, tuple(padding_config))
     shape = get_aval(padded).shape
     mask = broadcast_in_dim(mask, shape, tuple(range(1, len(shape))))
@@ -414,7 +410,7 @@ def pad(x, padding_value, padding_config):
     xa = get_aval(x)
     padding_config = tuple((int(lo), int(hi), int(i)) for lo, hi, i in padding_config)
     if type(padding_value) in (bool, int, float, complex):
-        padding_value = _scalar(padding_value, xa.dtype)
+        padding_value = const(xa.dtype, padding_value)
     if all(c == (0, 0, 0) for c in padding_config) and len(padding_config) == xa.ndim:
         return x
     return pad_p.bind(x, padding_value, padding_config=padding_config)
@@ -613,7 +609,7 @@ def _ds_batch(axis_size, args, dims, *, slice_sizes):
     x, *idx = args
     dx, *didx = dims
     if all(d is None for d in didx):
-        zero = _scalar(0, get_aval(idx[0]).dtype if idx else _dt.int32)
+        zero = const(get_aval(idx[0]).dtype if idx else _dt.int32, 0)
         return dynamic_slice_p.bind(moveaxis(x, dx, 0), zero, *idx,
                                     slice_sizes=(axis_size,) + tuple(slice_sizes)), 0
     # Batched starts: a dynamic slice is a clip-mode gather of one window.
@@ -646,14 +642,14 @@ def _start_index(i, n):
         i = int(i)
         if i < 0:
             i += n
-        return _scalar(i, _dt.int32 if -2 ** 31 <= i < 2 ** 31 else _dt.int64)
+        return const(_dt.int32 if -2 ** 31 <= i < 2 ** 31 else _dt.int64, i)
     a = get_aval(i)
     if a.ndim != 0 or not _dt.is_integer(a.dtype):
         raise TypeError(f"start indices must be rank-0 integers, got {a}")
     if _dt.kind(a.dtype) == "u":
         return i
     from .elementwise import add, lt, select_n
-    return select_n(lt(i, _scalar(0, a.dtype)), i, add(i, _scalar(n, a.dtype)))
+    return select_n(lt(i, const(a.dtype, 0)), i, add(i, const(a.dtype, n)))
 
 
 def _start_indices(x, start_indices):
@@ -732,7 +728,7 @@ def _dus_batch(axis_size, args, dims):
     x = bdim_to_front(x, dx, axis_size)
     update = bdim_to_front(update, du, axis_size)
     if all(d is None for d in didx):
-        zero = _scalar(0, get_aval(idx[0]).dtype if idx else _dt.int32)
+        zero = const(get_aval(idx[0]).dtype if idx else _dt.int32, 0)
         return dynamic_update_slice_p.bind(x, update, zero, *idx), 0
     # Batched starts: a clip-mode scatter of one window per example.
     from . import indexing

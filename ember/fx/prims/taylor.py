@@ -22,15 +22,11 @@ import math
 
 import numpy as np
 
-from ..core import PRIMITIVES, get_aval
+from ..core import PRIMITIVES, const_like, get_aval
 from . import elementwise as ew
 from .rules import aval_of, broadcast_to_shape, linear_taylor, zeros
 
 P = PRIMITIVES
-
-
-def _c(like, v):
-    return np.array(v, dtype=get_aval(like).dtype)[()]
 
 
 def _sum(terms):
@@ -48,7 +44,7 @@ def _scale(t, v):
         return t
     if v == -1:
         return ew.neg(t)
-    return ew.mul(t, _c(t, v))
+    return ew.mul(t, const_like(t, v))
 
 
 def _mul(a, b):
@@ -84,7 +80,7 @@ def s_const(a, v):
         >>> [float(t) for t in s_const([np.float64(1.0), np.float64(2.0)], 3.0)]
         [4.0, 2.0]
     """
-    return [ew.add(a[0], _c(a[0], v))] + list(a[1:])
+    return [ew.add(a[0], const_like(a[0], v))] + list(a[1:])
 
 
 def s_mul(a, b):
@@ -155,7 +151,7 @@ def s_riccati(x, y0, a, b, c):
         sq = _square_coef(y, m) if c else None
         gm = _sum([_scale(y[m], b) if b else None, _scale(sq, c) if c else None])
         if m == 0 and a:
-            gm = ew.add(gm, _c(y0, a)) if gm is not None else ew.add(ew.mul(y0, _c(y0, 0)), _c(y0, a))
+            gm = ew.add(gm, const_like(y0, a)) if gm is not None else ew.add(ew.mul(y0, const_like(y0, 0)), const_like(y0, a))
         g.append(gm)
         y.append(_scale(_sum([_mul(jx[j], g[k - j]) for j in range(1, k + 1)]), 1.0 / k))
     return y
@@ -217,11 +213,11 @@ def s_pow_const(x, a, y0):
         for j in range(1, k + 1):
             if x[j] is None or y[k - j] is None:
                 continue
-            w = ew.add(ew.mul(a, _c(a, j)), _c(a, j - k)) if not isinstance(a, (int, float)) \
-                else _c(x[0], a * j - (k - j))
+            w = ew.add(ew.mul(a, const_like(a, j)), const_like(a, j - k)) if not isinstance(a, (int, float)) \
+                else const_like(x[0], a * j - (k - j))
             terms.append(ew.mul(w, ew.mul(x[j], y[k - j])))
         acc = _sum(terms)
-        y.append(None if acc is None else ew.div(acc, ew.mul(x[0], _c(x[0], k))))
+        y.append(None if acc is None else ew.div(acc, ew.mul(x[0], const_like(x[0], k))))
     return y
 
 
@@ -236,7 +232,7 @@ def s_sqrt(x, y0):
     for k in range(1, len(x)):
         acc = _sum([_mul(y[j], y[k - j]) for j in range(1, k)])
         num = x[k] if acc is None else (ew.neg(acc) if x[k] is None else ew.sub(x[k], acc))
-        y.append(None if num is None else ew.div(num, ew.mul(y0, _c(y0, 2))))
+        y.append(None if num is None else ew.div(num, ew.mul(y0, const_like(y0, 2))))
     return y
 
 
@@ -270,10 +266,10 @@ def s_int_pow(x, n):
         [1.0, 3.0, 3.0, 1.0]
     """
     if n == 0:
-        return [ew.add(ew.mul(x[0], _c(x[0], 0)), _c(x[0], 1))] + [None] * (len(x) - 1)
+        return [ew.add(ew.mul(x[0], const_like(x[0], 0)), const_like(x[0], 1))] + [None] * (len(x) - 1)
     if n < 0:
         p = s_int_pow(x, -n)
-        return s_div([_c(x[0], 1)] + [None] * (len(x) - 1), p)
+        return s_div([const_like(x[0], 1)] + [None] * (len(x) - 1), p)
     result, base = None, x
     while True:
         if n & 1:
@@ -363,7 +359,7 @@ def _one_plus_sq(x, sign_sq=1.0, const=1.0):
 
 
 def _expm1(x, y0):
-    e = s_riccati(x, ew.add(y0, _c(y0, 1)), 0, 1, 0)
+    e = s_riccati(x, ew.add(y0, const_like(y0, 1)), 0, 1, 0)
     return [y0] + e[1:]
 
 
@@ -454,7 +450,7 @@ def _minmax(pick):
                 continue
             ak, bk = _inst(a[k], a[0]), _inst(b[k], b[0])
             # ties split evenly, as the jvp rule does
-            half = ew.mul(ew.add(ak, bk), _c(ak, 0.5))
+            half = ew.mul(ew.add(ak, bk), const_like(ak, 0.5))
             out.append(ew.select_n(tie, ew.select_n(win, bk, ak), half))
         return out
     return fn
@@ -509,11 +505,11 @@ defunary(P["square"], lambda x, y0: [y0] + s_mul(x, x)[1:])
 defunary(P["integer_pow"], _integer_pow)
 defunary(P["asin"], _via_derivative(lambda x: _rsqrt_of(_one_plus_sq(x, -1.0, 1.0))))
 defunary(P["acos"], _via_derivative(lambda x: s_neg(_rsqrt_of(_one_plus_sq(x, -1.0, 1.0)))))
-defunary(P["atan"], _via_derivative(lambda x: s_div([_c(x[0], 1)] + [None] * (len(x) - 1),
+defunary(P["atan"], _via_derivative(lambda x: s_div([const_like(x[0], 1)] + [None] * (len(x) - 1),
                                                     _one_plus_sq(x))))
 defunary(P["asinh"], _via_derivative(lambda x: _rsqrt_of(_one_plus_sq(x))))
 defunary(P["acosh"], _via_derivative(lambda x: _rsqrt_of(_one_plus_sq(x, 1.0, -1.0))))
-defunary(P["atanh"], _via_derivative(lambda x: s_div([_c(x[0], 1)] + [None] * (len(x) - 1),
+defunary(P["atanh"], _via_derivative(lambda x: s_div([const_like(x[0], 1)] + [None] * (len(x) - 1),
                                                      _one_plus_sq(x, -1.0, 1.0))))
 defunary(P["erf"], _via_derivative(lambda x: _erf_g(x, 2 / math.sqrt(math.pi))))
 defunary(P["erfc"], _via_derivative(lambda x: _erf_g(x, -2 / math.sqrt(math.pi))))

@@ -11,6 +11,7 @@ Example:
 """
 from __future__ import annotations
 
+from ... import numpy as enp
 from .. import functional as F
 from .. import init
 from ..module import Module, next_rng_key
@@ -18,11 +19,6 @@ from ._common import init_keys, param_dtype, place
 from .linear import Linear
 
 __all__ = ["MultiheadAttention"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 class MultiheadAttention(Module):
@@ -96,7 +92,7 @@ class MultiheadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
                 average_attn_weights=True, is_causal=False):
-        e = _enp()
+        e = enp
         q, k, v = F._util.float_arr(query), F._util.float_arr(key), F._util.float_arr(value)
         batched = q.ndim == 3
         if self.batch_first and batched:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
+from ... import numpy as enp
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -25,11 +26,6 @@ from ._common import check_sizes, param_dtype, place
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
            "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 class _BatchNorm(Module):
@@ -51,7 +47,7 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", place(init.zeros_((num_features,), dtype=d), device))
             self.register_buffer("running_var", place(init.ones_((num_features,), dtype=d), device))
             self.register_buffer("num_batches_tracked",
-                                 place(_enp().asarray(np.array(0, np.int32)), device))
+                                 place(enp.asarray(np.array(0, np.int32)), device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -64,9 +60,9 @@ class _BatchNorm(Module):
             >>> BatchNorm1d(2).reset_running_stats()
         """
         if self.track_running_stats:
-            self.running_mean = _enp().zeros_like(self.running_mean)
-            self.running_var = _enp().ones_like(self.running_var)
-            self.num_batches_tracked = _enp().zeros_like(self.num_batches_tracked)
+            self.running_mean = enp.zeros_like(self.running_mean)
+            self.running_var = enp.ones_like(self.running_var)
+            self.num_batches_tracked = enp.zeros_like(self.num_batches_tracked)
 
     def reset_parameters(self, key=None):
         """Reset statistics, weight 1 and bias 0.
@@ -76,8 +72,8 @@ class _BatchNorm(Module):
         """
         self.reset_running_stats()
         if self.affine:
-            self.weight = _enp().ones_like(self.weight)
-            self.bias = _enp().zeros_like(self.bias)
+            self.weight = enp.ones_like(self.weight)
+            self.bias = enp.zeros_like(self.bias)
 
     def _check_input_dim(self, x):
         if x.ndim not in self._ndims:
@@ -109,7 +105,7 @@ class _BatchNorm(Module):
 
 def _batch_norm(x, rm, rv, w, b, use_batch, tracking, momentum, eps):
     """batch_norm that also accepts a traced momentum (cumulative averaging)."""
-    e = _enp()
+    e = enp
     if not use_batch:
         return F.batch_norm(x, rm, rv, w, b, False, 0.0, eps), rm, rv
     if not tracking:
@@ -175,7 +171,7 @@ class _InstanceNorm(_BatchNorm):
         else:
             out = F.instance_norm(x, None, None, self.weight, self.bias, eps=self.eps)
             if self.training and self.track_running_stats:
-                e = _enp()
+                e = enp
                 axes = tuple(range(2, x.ndim))
                 n = int(np.prod(x.shape[2:]))
                 mean = e.mean(e.mean(x, axis=axes), axis=0)

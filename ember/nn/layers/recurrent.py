@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from ... import numpy as enp
 from .. import functional as F
 from .. import init
 from ..module import Module, next_rng_key
@@ -27,11 +28,6 @@ from ._common import check_sizes, init_keys, param_dtype, place
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def _cell_fn(mode):
@@ -104,7 +100,7 @@ class RNNBase(Module):
     def forward(self, input, hx=None):
         import ember
         from ..utils import rnn as _rnn
-        e = _enp()
+        e = enp
         packed = input if isinstance(input, _rnn.PackedSequence) else None
         if packed is not None:
             # padded, time-major, in the batch's own order; the mask stops each sequence
@@ -278,7 +274,7 @@ class RNNCellBase(Module):
     reset_parameters = RNNBase.reset_parameters
 
     def _hx(self, x, hx):
-        e = _enp()
+        e = enp
         if hx is None:
             shape = (x.shape[0], self.hidden_size) if x.ndim == 2 else (self.hidden_size,)
             return e.zeros(shape, dtype=x.dtype)

@@ -17,16 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import numpy as enp
 from ... import tree
 from ...fx.core import Tracer
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_value_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "stack_module_state"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def get_total_norm(tensors, norm_type: float = 2.0):
@@ -37,7 +33,7 @@ def get_total_norm(tensors, norm_type: float = 2.0):
         >>> get_total_norm([enp.asarray([3.0]), enp.asarray([4.0])]).item()
         5.0
     """
-    e = _enp()
+    e = enp
     leaves = [e.asarray(x) for x in tree.leaves(tensors)]
     if not leaves:
         return e.asarray(0.0)
@@ -61,7 +57,7 @@ def clip_grad_norm(grads, max_norm: float, norm_type: float = 2.0, error_if_nonf
         >>> [round(v, 3) for v in g[0].tolist()]
         [0.3, 0.4]
     """
-    e = _enp()
+    e = enp
     total = get_total_norm(grads, norm_type)
     if error_if_nonfinite and not isinstance(total, Tracer) and not np.isfinite(np.asarray(total)):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients is non-finite, so it "
@@ -82,7 +78,7 @@ def clip_grad_value(grads, clip_value: float):
         >>> clip_grad_value({"w": enp.asarray([-3.0, 0.5])}, 1.0)["w"].tolist()
         [-1.0, 0.5]
     """
-    e = _enp()
+    e = enp
     c = float(clip_value)
     return tree.map(lambda g: e.clip(e.asarray(g), -c, c), grads)
 
@@ -99,7 +95,7 @@ def parameters_to_vector(parameters):
         >>> parameters_to_vector({"a": enp.ones((2, 2)), "b": enp.zeros(1)}).shape
         (5,)
     """
-    e = _enp()
+    e = enp
     if callable(getattr(parameters, "parameters", None)):
         parameters = parameters.parameters()
     leaves = [e.reshape(e.asarray(x), (-1,)) for x in tree.leaves(parameters)]
@@ -119,7 +115,7 @@ def vector_to_parameters(vec, parameters):
         >>> vector_to_parameters(enp.arange(5.0), p)["b"].tolist()
         [4.0]
     """
-    e = _enp()
+    e = enp
     if callable(getattr(parameters, "parameters", None)):
         parameters = parameters.parameters()
     leaves, treedef = tree.flatten(parameters)
@@ -146,7 +142,7 @@ def stack_module_state(models):
         >>> params["weight"].shape
         (4, 3, 2)
     """
-    e = _enp()
+    e = enp
     models = list(models)
     if not models:
         raise ValueError("stack_module_state: expected at least one module")

@@ -21,21 +21,16 @@ from __future__ import annotations
 
 from ..module import Module
 from . import parametrize
+from ... import numpy as enp
 
 __all__ = ["weight_norm", "spectral_norm"]
 
 
-def _enp():
-    import ember.numpy as enp
-    return enp
-
-
 def _norm_except_dim(v, dim):
-    e = _enp()
     if dim is None:
-        return e.sqrt(e.sum(e.square(v)))
+        return enp.sqrt(enp.sum(enp.square(v)))
     axes = tuple(a for a in range(v.ndim) if a != dim % v.ndim)
-    return e.sqrt(e.sum(e.square(v), axis=axes, keepdims=True))
+    return enp.sqrt(enp.sum(enp.square(v), axis=axes, keepdims=True))
 
 
 class _WeightNorm(Module):
@@ -96,14 +91,12 @@ class _SpectralNorm(Module):
             self._power_method(wm, 15)
 
     def _reshape(self, weight):
-        e = _enp()
         if self.dim != 0:
-            weight = e.moveaxis(weight, self.dim, 0)
-        return e.reshape(weight, (weight.shape[0], -1))
+            weight = enp.moveaxis(weight, self.dim, 0)
+        return enp.reshape(weight, (weight.shape[0], -1))
 
     def _normalize(self, x):
-        e = _enp()
-        return x / e.maximum(e.sqrt(e.sum(e.square(x))), self.eps)
+        return x / enp.maximum(enp.sqrt(enp.sum(enp.square(x))), self.eps)
 
     def _power_method(self, wm, n):
         import ember
@@ -116,15 +109,14 @@ class _SpectralNorm(Module):
 
     def forward(self, weight):
         import ember
-        e = _enp()
         if weight.ndim == 1:
-            return weight / e.maximum(e.sqrt(e.sum(e.square(weight))), self.eps)
+            return weight / enp.maximum(enp.sqrt(enp.sum(enp.square(weight))), self.eps)
         wm = self._reshape(weight)
         if self.training:
             self._power_method(wm, self.n_power_iterations)
         u = ember.stop_gradient(self._u)
         v = ember.stop_gradient(self._v)
-        sigma = e.vdot(u, wm @ v)
+        sigma = enp.vdot(u, wm @ v)
         return weight / sigma
 
     def right_inverse(self, value):

@@ -31,14 +31,10 @@ import contextvars
 
 from ..layers.container import ModuleDict, ModuleList
 from ..module import Module, Parameter, _is_array
+from ... import numpy as enp
 
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
            "ParametrizationList", "type_before_parametrizations", "transfer_parametrizations_and_params"]
-
-def _enp():
-    import ember.numpy as enp
-    return enp
-
 
 _CACHE: contextvars.ContextVar = contextvars.ContextVar("ember_parametrize_cache", default=None)
 
@@ -46,7 +42,7 @@ _CACHE: contextvars.ContextVar = contextvars.ContextVar("ember_parametrize_cache
 @contextlib.contextmanager
 def cached():
     """Within the block, each parametrized tensor is computed once per module and
-    reused (as in PyTorch, e.g. one weight for every step of a recurrent loop).
+    reused (as in PyTorch, enp.g. one weight for every step of a recurrent loop).
 
     Example:
         >>> import ember.numpy as enp
@@ -113,7 +109,6 @@ class ParametrizationList(ModuleList):
         for p in reversed(list(self)):
             if hasattr(p, "right_inverse"):
                 value = p.right_inverse(value)
-        enp = _enp()
         if self.is_tensor:
             setattr(self, "original", enp.asarray(value))
         else:

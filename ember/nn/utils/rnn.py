@@ -29,14 +29,10 @@ import numpy as np
 from ...array import Array
 from ...fx.core import Tracer, get_aval
 from ...tree import register_pytree_node
+from ... import numpy as enp
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
            "pack_sequence", "unpack_sequence", "unpad_sequence", "invert_permutation"]
-
-
-def _enp():
-    import ember.numpy as enp
-    return enp
 
 
 def _concrete_lengths(lengths, where: str) -> np.ndarray:
@@ -68,7 +64,7 @@ def invert_permutation(permutation):
     p = np.asarray(permutation, dtype=np.int64)
     inv = np.empty_like(p)
     inv[p] = np.arange(p.size, dtype=np.int64)
-    return _enp().asarray(inv)
+    return enp.asarray(inv)
 
 
 class PackedSequence:
@@ -98,17 +94,17 @@ class PackedSequence:
     @property
     def batch_sizes(self):
         """How many sequences are still running at each time step (int64)."""
-        return _enp().asarray(np.asarray(self._sizes, dtype=np.int64))
+        return enp.asarray(np.asarray(self._sizes, dtype=np.int64))
 
     @property
     def sorted_indices(self):
         """Packed position -> batch entry (int64), or None if the batch was sorted."""
-        return None if self._sorted is None else _enp().asarray(np.asarray(self._sorted, dtype=np.int64))
+        return None if self._sorted is None else enp.asarray(np.asarray(self._sorted, dtype=np.int64))
 
     @property
     def unsorted_indices(self):
         """Batch entry -> packed position (int64), or None if the batch was sorted."""
-        return None if self._unsorted is None else _enp().asarray(np.asarray(self._unsorted, dtype=np.int64))
+        return None if self._unsorted is None else enp.asarray(np.asarray(self._unsorted, dtype=np.int64))
 
     def lengths(self) -> np.ndarray:
         """Each sequence's length, in the original batch order (a numpy array).
@@ -148,7 +144,6 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
         >>> pack_padded_sequence(enp.ones((4, 3, 2)), [4, 2, 1]).data.shape
         (7, 2)
     """
-    enp = _enp()
     x = enp.asarray(input) if not isinstance(input, (Array, Tracer)) else input
     lens = _concrete_lengths(lengths, "pack_padded_sequence")
     if x.ndim < 2:
@@ -179,7 +174,6 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
 
 def _pack_in_order(x, sizes, order):
     """Pack the time-major padded `x` in the layout given by `sizes` and `order`."""
-    enp = _enp()
     sizes = np.asarray(sizes)
     t_idx = np.repeat(np.arange(sizes.size), sizes)
     pos = np.concatenate([np.arange(n) for n in sizes])
@@ -190,7 +184,6 @@ def _pack_in_order(x, sizes, order):
 
 def _padded_from_packed(seq: PackedSequence, padding_value, total_length):
     """(padded (T, B, *) in batch order, lengths in batch order, mask (T, B))."""
-    enp = _enp()
     lens = seq.lengths()
     T = int(lens.max())
     if total_length is not None:
@@ -229,8 +222,8 @@ def pad_packed_sequence(sequence, batch_first: bool = False, padding_value=0.0, 
         raise TypeError(f"pad_packed_sequence expects a PackedSequence, got {type(sequence).__name__}")
     padded, lens, _ = _padded_from_packed(sequence, padding_value, total_length)
     if batch_first:
-        padded = _enp().swapaxes(padded, 0, 1)
-    return padded, _enp().asarray(lens.astype(np.int64))
+        padded = enp.swapaxes(padded, 0, 1)
+    return padded, enp.asarray(lens.astype(np.int64))
 
 
 def pad_sequence(sequences, batch_first: bool = False, padding_value=0.0, padding_side: str = "right"):
@@ -244,7 +237,6 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value=0.0, paddin
         >>> pad_sequence([enp.ones(2), enp.ones(1)], batch_first=True).tolist()
         [[1.0, 1.0], [1.0, 0.0]]
     """
-    enp = _enp()
     if padding_side not in ("right", "left"):
         raise ValueError(f"pad_sequence: padding_side must be 'right' or 'left', got {padding_side!r}")
     seqs = [s if isinstance(s, (Array, Tracer)) else enp.asarray(s) for s in sequences]
@@ -286,7 +278,7 @@ def unpad_sequence(padded_sequences, lengths, batch_first: bool = False):
         [(3,), (1,)]
     """
     lens = _concrete_lengths(lengths, "unpad_sequence")
-    x = padded_sequences if batch_first else _enp().swapaxes(padded_sequences, 0, 1)
+    x = padded_sequences if batch_first else enp.swapaxes(padded_sequences, 0, 1)
     return [x[i, :int(n)] for i, n in enumerate(lens)]
 
 

@@ -12,8 +12,9 @@ Example:
 """
 from __future__ import annotations
 
-from ...fx.core import get_aval
+from ...fx.core import const_like, get_aval
 from ...fx.prims import shape as _sh
+from ...fx.prims.elementwise import add
 from ...tree import tree_flatten, tree_unflatten
 from ..util import as_ember
 
@@ -30,7 +31,7 @@ def _slice_axis(x, start, stop, step, axis):
 def _interleave(evens, odds, axis):
     """Merge two arrays along `axis`: evens at 0, 2, 4..., odds at 1, 3, 5..."""
     ea, oa = get_aval(evens), get_aval(odds)
-    zero = _zero(evens)
+    zero = const_like(evens, 0)
     cfg_e = [(0, 0, 0)] * ea.ndim
     cfg_o = [(0, 0, 0)] * oa.ndim
     n_e, n_o = ea.shape[axis], oa.shape[axis]
@@ -39,13 +40,7 @@ def _interleave(evens, odds, axis):
     cfg_o[axis] = (1, 1 if n_e > n_o else 0, 1) if n_o else (1, 0, 0)
     pe = _sh.pad(evens, zero, tuple(cfg_e))
     po = _sh.pad(odds, zero, tuple(cfg_o))
-    from ...fx.prims.elementwise import add
     return add(pe, po)
-
-
-def _zero(x):
-    import numpy as np
-    return np.zeros((), get_aval(x).dtype)[()]
 
 
 def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):

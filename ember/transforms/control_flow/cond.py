@@ -19,7 +19,8 @@ from ...fx.drivers import register_driver, switch_driver
 from ...fx.ir import Graph, eval_graph
 from ...fx.prims import convert as _cv
 from ...fx.prims import elementwise as _ew
-from ...fx.prims.rules import bdim_to_front, instantiate
+from ...fx.prims.rules import bdim_to_front, instantiate, zeros
+from ...fx.prims.shape import broadcast_in_dim
 from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
 from ..batching import batch_graph
@@ -91,7 +92,6 @@ def _cond_batch(axis_size, args, dims, *, branches):
         idx = _ew.clamp(np.array(0, get_aval(idx).dtype), idx,
                         np.array(len(branches) - 1, get_aval(idx).dtype))
         res = []
-        from ...fx.prims.shape import broadcast_in_dim
         for j in range(len(branches[0].out_avals)):
             cases = [o[j] for o in outs_per]
             shape = get_aval(cases[0]).shape
@@ -141,7 +141,6 @@ def _cond_partial_eval(trace, args, params):
                 if off <= j < off + nres:
                     slots.append(res[j - off])
                 else:
-                    from ...fx.prims.rules import zeros
                     slots.append(zeros(a))
             return list(known) + slots
         known_branches.append(trace_flat(kfun, [get_aval(x) for x in known_ops]))

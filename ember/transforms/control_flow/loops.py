@@ -17,13 +17,19 @@ from ... import dtypes as _dt
 from ...fx.core import Primitive, Tracer, Zero, get_aval, tangent_aval
 from ...fx.drivers import register_driver, while_driver
 from ...fx.ir import eval_graph
+from ...fx.prims import elementwise as _ew
+from ...fx.prims.convert import convert_element_type
+from ...fx.prims.elementwise import lt
+from ...fx.prims.reduce import reduce_or
 from ...fx.prims.rules import bdim_to_front, instantiate
+from ...fx.prims.shape import broadcast_in_dim
 from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
 from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
-from .common import graph_with_extra_inputs
+from .common import graph_with_extra_inputs, reorder_graph
+from .scan import scan
 
 while_p = Primitive("while_loop", multiple_results=True)
 while_p.kind = "control"
@@ -48,7 +54,6 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, cond_nconsts, body_
     jg, _ = jvp_graph(body_graph, bc_nz + k_nz, instantiate_out=k_nz)
     nk, ntb, ntk = len(carry), sum(bc_nz), sum(k_nz)
     # jg inputs: bc, carry, t_bc, t_carry -> reorder to (bc, t_bc, carry, t_carry)
-    from .common import reorder_graph
     perm = (list(range(nb)) + list(range(nb + nk, nb + nk + ntb)) + list(range(nb, nb + nk))
             + list(range(nb + nk + ntb, nb + nk + ntb + ntk)))
     body2, bextra = consts_to_inputs(reorder_graph(jg, perm))
@@ -91,9 +96,6 @@ def _while_batch(axis_size, args, dims, *, cond_graph, body_graph, cond_nconsts,
                             cond_nconsts=len(cextra) + nc, body_nconsts=len(bextra) + nb)
         return outs, [0 if b else None for b in k_b]
     # Batched predicate: loop while any lane is running; finished lanes keep their carry.
-    from ...fx.prims import elementwise as _ew
-    from ...fx.prims.reduce import reduce_or
-    from ...fx.prims.shape import broadcast_in_dim
     ncc = len(cc2)
 
     def cond_any(*xs):
@@ -161,7 +163,6 @@ def while_loop(cond_fun, body_fun, init_val):
         out = body_fun(tree_unflatten(tree, list(xs)))
         o, t = flatten_outputs("while_loop", body_fun, out)
         box.append(t)
-        from ...fx.prims.convert import convert_element_type
         return [convert_element_type(v, a.dtype) if get_aval(v).weak_type and get_aval(v).dtype != a.dtype
                 else v for v, a in zip(o, avals)]
 
@@ -173,7 +174,6 @@ def while_loop(cond_fun, body_fun, init_val):
             "while_loop: body_fun must return a value of the same structure, shapes and dtypes "
             "as init_val", ("init_val", f"the value returned by {fun_location(body_fun)}"), bad)
             + at_user())
-    from ...fx.prims.convert import convert_element_type
     leaves = [convert_element_type(v, a.dtype) for v, a in zip(leaves, avals)]
     outs = while_p.bind(*cconsts, *bconsts, *leaves, cond_graph=cg, body_graph=bg,
                         cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
@@ -203,9 +203,7 @@ def fori_loop(lower, upper, body_fun, init_val):
         6.0
     """
     lo, hi = _static_int(lower), _static_int(upper)
-    from ...fx.prims.convert import convert_element_type
     if lo is not None and hi is not None:
-        from .scan import scan
         n = max(hi - lo, 0)
 
         def step(carry, _):
@@ -216,7 +214,6 @@ def fori_loop(lower, upper, body_fun, init_val):
         return out
     lo_v = convert_element_type(as_ember(lower), _dt.int32)
     hi_v = convert_element_type(as_ember(upper), _dt.int32)
-    from ...fx.prims.elementwise import lt
 
     def c(carry):
         return lt(carry[0], carry[1])

@@ -17,6 +17,8 @@ from __future__ import annotations
 from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval, user_source
 from ...fx.drivers import register_driver, scan_driver
 from ...fx.ir import Graph
+from ...fx.prims.convert import convert_element_type
+from ...fx.prims.elementwise import add
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
 from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
@@ -25,6 +27,7 @@ from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
 from ..util import as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
+from .common import reorder_graph
 
 scan_p = Primitive("scan", multiple_results=True)
 scan_p.kind = "control"
@@ -72,7 +75,6 @@ def _scan_jvp(primals, tangents, *, body, num_consts, num_carry, length, reverse
     nty = sum(y_nz)
     out_perm = (list(range(nk)) + list(range(nk + n_y, nk + n_y + ntk))
                 + list(range(nk, nk + n_y)) + list(range(nk + n_y + ntk, nk + n_y + ntk + nty)))
-    from .common import reorder_graph
     g = reorder_graph(jg, perm, out_perm)
     g, extra = consts_to_inputs(g)
     c, k, x = _split(primals, num_consts, num_carry)
@@ -154,7 +156,6 @@ def _scan_partial_eval(trace, args, params):
     nuc, nuk = len(uc), len(uk)
     perm = (list(range(nres, nres + nuc)) + list(range(nres + nuc, nres + nuc + nuk))
             + list(range(nres)) + list(range(nres + nuc + nuk, len(ug.in_avals))))
-    from .common import reorder_graph
     ug2 = consts_to_inputs(reorder_graph(ug, perm))[0]
     atoms = [trace.to_atom(v) for v in uc + uk + list(residuals) + ux]
     uouts = trace.stage(scan_p, atoms, dict(body=ug2, num_consts=nuc, num_carry=nuk,
@@ -194,7 +195,6 @@ def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
         res = backward_pass(lg, kcv + kxv, ctk + cty)
         res = [instantiate(r) for r in res]
         r_c, r_k, r_x = res[:nlc], res[nlc:nlc + num_carry], res[nlc + num_carry:]
-        from ...fx.prims.elementwise import add
         acc = [add(a, r) for a, r in zip(acc, r_c)]
         return acc + r_k + r_x
 
@@ -260,7 +260,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         nc_leaves, nc_tree = flatten_outputs("scan", f, new_c, "carry")
         y_leaves, y_tree = flatten_outputs("scan", f, y, "y")
         box.append((nc_tree, y_tree))
-        from ...fx.prims.convert import convert_element_type
         fixed = []
         for v, a in zip(nc_leaves, c_avals):
             va = get_aval(v)
@@ -278,7 +277,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             "scan: f must return a new carry of the same structure, shapes and dtypes as init",
             ("init", f"the carry returned by {fun_location(f)}"), bad) + at_user())
     g, consts = consts_to_inputs(closed)
-    from ...fx.prims.convert import convert_element_type
     c_leaves = [convert_element_type(v, a.dtype) for v, a in zip(c_leaves, c_avals)]
     outs = scan_p.bind(*consts, *c_leaves, *x_leaves, body=g, num_consts=len(consts),
                        num_carry=len(c_avals), length=n, reverse=bool(reverse))

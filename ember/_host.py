@@ -1,0 +1,169 @@
+"""Host conversion: Python data, numpy arrays and DLPack producers into an
+`Array` (dtype defaults, integer range checks, copy semantics).  It lives with
+`Array`, below `ember.numpy`, so that the transforms and `device_put` convert
+their inputs without importing the numpy layer.
+
+Example:
+    >>> from ember._host import from_host
+    >>> from_host([1, 2]).dtype, from_host(2.5).dtype
+    (dtype('int32'), dtype('float32'))
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as _dt
+from .array import Array, wrap_buffer
+from .fx.core import user_source
+
+
+def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
+    info = np.iinfo(dtype)
+    if np.dtype(dtype).itemsize == 8:
+        hint = "use uint64" if 0 <= bad < 2 ** 64 else \
+            "it needs more than 64 bits; use float64 (or split the value)"
+    src = user_source()
+    what = "Python int" if isinstance(bad, int) else "value"
+    return OverflowError(f"{op}: {what} {bad!r} is out of range for dtype {dtype} "
+                         f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
+
+
+def _first_out_of_range(obj, dtype, ints_only=False):
+    """The first number (Python int with `ints_only`) in nested Python data outside
+    `dtype`'s range (iterative walk)."""
+    info = np.iinfo(dtype)
+    kinds = (int, np.integer) if ints_only else (int, float, np.number)
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(reversed(v))
+        elif isinstance(v, kinds) and not isinstance(v, bool):
+            try:
+                iv = int(v)
+            except (OverflowError, ValueError):  # inf / nan
+                continue
+            if not info.min <= iv <= info.max:
+                return v
+    return None
+
+
+def _holds_float(obj) -> bool:
+    """Whether nested Python data holds a float (then ints in it are promoted, not checked)."""
+    stack = [obj]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, (float, np.floating)):
+            return True
+    return False
+
+
+def _python_data_as_int(obj, dtype) -> np.ndarray:
+    """Python data in an integer dtype.  numpy's constructor refuses values out of range
+    (astype would wrap 300 to 44 in int8); the error names the value and the dtype."""
+    try:
+        return np.array(obj, dtype=dtype)
+    except ValueError:
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array of {dtype}: "
+                        f"ragged or non-numeric data") from None
+    except OverflowError:
+        bad = _first_out_of_range(obj, dtype)
+        if bad is None:
+            raise
+        raise _int_overflow(bad, dtype, "asarray", "pass a wider dtype, e.g. int64") from None
+
+
+def _host_array(obj, dtype) -> np.ndarray:
+    if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+        a = np.array(obj, copy=True)
+        if dtype is not None:
+            a = a.astype(dtype)
+        return a
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple)):
+        a = np.array(np.from_dlpack(obj), copy=True)
+        return a.astype(dtype) if dtype is not None else a
+    if dtype is not None and _dt.kind(dtype) in "iu":
+        return _python_data_as_int(obj, dtype)
+    try:
+        a = np.array(obj)
+    except ValueError:  # numpy's message for ragged nesting speaks of "sequence" elements
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: ragged nested "
+                        f"sequences (every level must have equal lengths)") from None
+    if dtype is None and a.dtype.kind in "iuO" and a.size:
+        info = np.iinfo(_dt.default_int)
+        exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max
+        bad = None if exact else _first_out_of_range(obj, _dt.default_int)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
+    if dtype is None and a.dtype.kind == "f" and a.size and np.abs(a).max() >= 2.0 ** 63:
+        # numpy makes float64 of ints beyond int64 mixed with negatives ([2**63, -1]);
+        # those ints must not become float32 silently (a NaN max compares False, but
+        # data holding a NaN holds a float, which the check below accepts anyway)
+        bad = None if _holds_float(obj) else _first_out_of_range(obj, _dt.default_int,
+                                                                   ints_only=True)
+        if bad is not None:
+            raise _int_overflow(bad, _dt.default_int, "asarray",
+                                "pass dtype=ember.numpy.int64 (the default integer is int32)")
+    if a.dtype == object:
+        raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: "
+                        f"ragged or non-numeric data")
+    if dtype is not None:
+        return a.astype(dtype)
+    # Python data: floats default to float32, ints to int32, complex to complex64.
+    k = a.dtype.kind
+    if k == "f":
+        return a.astype(_dt.default_float)
+    if k in "iu":
+        return a.astype(_dt.default_int)
+    if k == "c":
+        return a.astype(_dt.default_complex)
+    if k == "U" or k == "S":
+        raise TypeError("ember arrays cannot hold strings")
+    return a
+
+
+def no_copy_error(obj, why):
+    return ValueError(f"asarray: copy=False, but {why}, so a copy is needed; pass copy=None "
+                      f"(copy only if needed) or copy=True")
+
+
+def _shared_host_array(obj, dtype):
+    """A read-only numpy view of `obj`'s memory for copy=False (the array API: never copy)."""
+    if isinstance(obj, np.ndarray):
+        a = obj
+    elif hasattr(obj, "__dlpack__") and not isinstance(obj, (list, tuple, np.generic)):
+        a = np.from_dlpack(obj, copy=False)
+    else:
+        raise no_copy_error(obj, f"a {type(obj).__name__} has no array buffer to share")
+    if dtype is not None and a.dtype != dtype:
+        raise no_copy_error(obj, f"its dtype {a.dtype} differs from the requested {dtype}")
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def from_host(obj, dtype=None, *, copy=None) -> Array:
+    """An Array of host data (Python data, a numpy array or scalar, a DLPack
+    producer) on the default device.  `dtype` is canonical or None (numpy data keeps
+    its dtype; Python floats become float32, ints int32); `copy=False` shares a numpy
+    array's memory read-only or raises, otherwise the data is copied (the source may
+    change later, an Array never does).
+
+    Example:
+        >>> import numpy as np
+        >>> from_host(np.arange(3, dtype=np.int8)).dtype
+        dtype('int8')
+        >>> try:
+        ...     from_host([300], np.dtype("int8"))
+        ... except OverflowError as e:
+        ...     print(str(e).splitlines()[0])
+        asarray: Python int 300 is out of range for dtype int8 [-128, 127]; pass a wider dtype, e.g. int64
+    """
+    a = _shared_host_array(obj, dtype) if copy is False else _host_array(obj, dtype)
+    _dt.canonicalize(a.dtype)
+    return wrap_buffer(a)
+
+
