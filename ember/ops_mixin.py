@@ -22,6 +22,12 @@ def _ns():
     return _enp
 
 
+def _seq(o):
+    # `x == [1, 2]` compares elementwise, as in numpy and JAX; the functions themselves
+    # (enp.equal) keep refusing lists, as JAX's do.
+    return _ns().asarray(o) if isinstance(o, (list, tuple)) else o
+
+
 class ArrayOps:
     __slots__ = ()
 
@@ -55,16 +61,25 @@ class ArrayOps:
     def __eq__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented  # Python then compares identities: x == None is False
-        return _ns().equal(self, o)
+        return _ns().equal(self, _seq(o))
 
     def __ne__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented
-        return _ns().not_equal(self, o)
-    def __lt__(self, o): return _ns().less(self, o)
-    def __le__(self, o): return _ns().less_equal(self, o)
-    def __gt__(self, o): return _ns().greater(self, o)
-    def __ge__(self, o): return _ns().greater_equal(self, o)
+        return _ns().not_equal(self, _seq(o))
+    def __lt__(self, o): return _ns().less(self, _seq(o))
+    def __le__(self, o): return _ns().less_equal(self, _seq(o))
+    def __gt__(self, o): return _ns().greater(self, _seq(o))
+    def __ge__(self, o): return _ns().greater_equal(self, _seq(o))
+
+    # sizes in bytes, from the abstract value, so tracers answer too
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     # bitwise
     def __and__(self, o): return _ns().bitwise_and(self, o)
