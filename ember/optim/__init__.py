@@ -11,6 +11,7 @@ Example:
     [0.75, -1.25]
 """
 from . import lr_scheduler, schedules
+from .adafactor import Adafactor, AdafactorState, adafactor
 from .core import (EmptyState, GradientTransformation, InjectState, apply_updates, chain,
                    check_same_structure, get_hyperparam, hyperparams, inject_hyperparams,
                    set_hyperparam, validate_hyperparam)
@@ -45,4 +46,6 @@ __all__ = [
     # stateful shim and schedulers
     "Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad",
     "Adadelta", "Lion", "LAMB", "lr_scheduler",
+    # in their own files
+    "adafactor", "Adafactor", "AdafactorState",
 ]
