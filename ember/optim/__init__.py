@@ -12,6 +12,7 @@ Example:
 """
 from . import lr_scheduler, schedules
 from .adafactor import Adafactor, AdafactorState, adafactor
+from .lbfgs import LBFGS
 from .core import (EmptyState, GradientTransformation, InjectState, apply_updates, chain,
                    check_same_structure, get_hyperparam, hyperparams, inject_hyperparams,
                    set_hyperparam, validate_hyperparam)
@@ -47,5 +48,5 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad",
     "Adadelta", "Lion", "LAMB", "lr_scheduler",
     # in their own files
-    "adafactor", "Adafactor", "AdafactorState",
+    "adafactor", "Adafactor", "AdafactorState", "LBFGS",
 ]
