@@ -13,8 +13,6 @@ Example:
 """
 from __future__ import annotations
 
-import operator
-
 from . import dtypes as _dt
 from . import random as _r
 from .fx.core import get_aval
@@ -95,7 +93,7 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
     enp = _r._enp()
     k = _r._check_key(key, "orthogonal")
     shape = _r._shape(shape, "orthogonal")
-    n = _r._static_size(operator.index(n) if not isinstance(n, bool) else n, "orthogonal", "n")
+    n = _r._static_size(n, "orthogonal", "n")
     m = n if m is None else _r._static_size(m, "orthogonal", "m")
     d = _r._float_dtype(dtype, "orthogonal")
     cd = _r._compute_dtype(d)

@@ -43,6 +43,9 @@ class vectorize:  # noqa: N801 - numpy's name
     compiles like any ember function). Without `signature` the function sees scalars; with a
     gufunc `signature` such as `"(n),(n)->()"` it sees the trailing core dimensions.
     `excluded` names positional indices or keyword names passed through unvectorised.
+    `otypes` casts the outputs (typecodes such as "d" or dtypes, one per output); `cache`
+    is accepted for numpy's signature (the function is traced, never probed, so there is
+    nothing to cache).
 
     Example:
         >>> import ember.numpy as enp
@@ -112,7 +115,19 @@ class vectorize:  # noqa: N801 - numpy's name
         out = fn(*arrays)
         if out_cores is not None:
             self._check_outputs(out, out_cores, len(loop), name, sizes)
+        if self.otypes is not None:
+            out = self._cast(out, name)
         return out
+
+    def _cast(self, out, name):
+        import numpy as np
+        types = list(self.otypes)  # a typecode string or a sequence of dtypes
+        outs = out if isinstance(out, tuple) else (out,)
+        if len(types) != len(outs):
+            raise ValueError(f"vectorize({name}): otypes has {len(types)} entries for "
+                             f"{len(outs)} outputs")
+        cast = tuple(ensure_array(o).astype(np.dtype(t)) for o, t in zip(outs, types))
+        return cast if isinstance(out, tuple) else cast[0]
 
     def _check_outputs(self, out, out_cores, nloop, name, sizes):
         outs = out if len(out_cores) > 1 else (out,)

@@ -152,6 +152,9 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
     from ._searching import where
     flat = where((ix < nx) & (iy < ny), ix * ny + iy, nx * ny).astype(_dt.int32)
     w = None if weights is None else ensure_array(weights)
+    if w is not None and get_aval(w).shape != get_aval(x).shape:
+        raise ValueError(f"histogram2d: weights must have the shape of x, got "
+                         f"{get_aval(w).str_user()} for x {get_aval(x).str_user()}")
     counts = _count(flat, w, nx * ny + 1)[:nx * ny]
     d = get_aval(ex).dtype
     H = reshape(counts.astype(d) if w is None else counts, (nx, ny))

@@ -19,6 +19,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+import ember.numpy as _enp
+
 from .. import dtypes as _dt
 from .. import tree
 from ..fx.core import get_aval
@@ -50,7 +52,7 @@ def _empty(p):
 def _init_leaf(p):
     a = get_aval(p)
     if _factored(p):
-        zeros = __import__("ember.numpy", fromlist=["zeros"]).zeros
+        zeros = _enp.zeros
         return (zeros(a.shape[:-1] + (1,), a.dtype), zeros(a.shape[:-2] + (1, a.shape[-1]), a.dtype),
                 _empty(p))
     return _empty(p), _empty(p), _ops.zeros_like(p)
@@ -75,7 +77,7 @@ def _adafactor(lr=1e-2, beta2_decay=-0.8, eps1=-1.0, eps2=1e-3, d=1.0, weight_de
         return AdafactorState(_ops.asarray(np.int32(0)), row, col, var)
 
     def update(grads, state, params=None):
-        import ember.numpy as enp
+        enp = _enp
         require_params(params, "adafactor")
         step = state.step + 1
         t = _ops.f64(step)

@@ -155,6 +155,7 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self.state = {}
+        self._takes_params = False
 
     def _build(self, group):
         return identity()  # the algorithm lives in step(); the slot only holds the params

@@ -94,3 +94,13 @@ def test_piecewise_matches_numpy():
     np.testing.assert_allclose(np.asarray(ember.jit(f)(x)), np.where(x < 0, x * x, 3 * x))
     with pytest.raises(ValueError, match="funclist has 3 entries"):
         enp.piecewise(x, [x < 0], [1.0, 2.0, 3.0])
+
+
+def test_vectorize_otypes_cast_outputs():
+    f = enp.vectorize(lambda x: x * 2, otypes="d")
+    assert f(np.arange(3, dtype=np.int32)).dtype == enp.float64
+    g = enp.vectorize(lambda x: (x, x > 0), otypes=[np.float32, np.int8], signature="()->(),()")
+    a, b = g(np.array([-1.0, 2.0]))
+    assert a.dtype == enp.float32 and b.dtype == enp.int8 and b.tolist() == [0, 1]
+    with pytest.raises(ValueError, match="otypes has 2 entries for 1 outputs"):
+        enp.vectorize(lambda x: x, otypes="dd")(np.ones(2))
