@@ -86,6 +86,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             fact = w_sum - ddof
         else:
             fact = w_sum - ddof * asum(w * aw) / w_sum
+    # numpy clamps non-positive degrees of freedom to 0 (so the result is inf / nan)
+    if isinstance(fact, (int, float)):
+        fact = max(fact, 0)
+    else:
+        from ._elementwise import maximum
+        fact = maximum(fact, 0)
     Xc = X - avg[:, None]
     Xw = Xc if w is None else Xc * w
     c = matmul(Xc, Xw.conj().T) / fact

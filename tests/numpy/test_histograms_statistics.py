@@ -121,6 +121,11 @@ def test_cov_corrcoef_shapes_complex_transforms():
     check_vmap(enp.cov, (r.normal(size=(4, 3, 6)),))
     check_grads(lambda a: enp.cov(a, aweights=np.arange(1.0, 7.0)), (m,), order=2)
     check_grads(enp.corrcoef, (m,), order=1)
+    # non-positive degrees of freedom are clamped to 0, as numpy does (inf / nan result)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for kw in ({"ddof": 2}, {"ddof": 2, "aweights": np.array([0.3, 0.9])}):
+            np.testing.assert_array_equal(np.asarray(enp.cov(np.array([1.0, 3.0]), **kw)),
+                                          np.cov(np.array([1.0, 3.0]), **kw))
     with pytest.raises(TypeError, match="fweights must be integers"):
         enp.cov(m, fweights=np.ones(6))
     with pytest.raises(ValueError, match="one weight per observation"):
