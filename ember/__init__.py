@@ -17,7 +17,7 @@ from .fx import prims as _prims  # noqa: F401  (registers every primitive)
 from .array import Array  # noqa: F401
 from .fx.core import ConcretizationError, UnexpectedTracerError  # noqa: F401
 from .fx.staging import ShapeDtypeStruct  # noqa: F401
-from .api_device import default_device, device_put, devices  # noqa: F401
+from .api_device import default_device, device_get, device_put, devices  # noqa: F401
 
 # transforms
 from .transforms.graph_api import make_graph  # noqa: F401

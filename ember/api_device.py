@@ -83,3 +83,30 @@ def device_put(x, device: Device | str | None = None):
         return wrap_buffer(device.backend.put(host, device), device, a.aval)
 
     return tree_map(put, x)
+
+
+def device_get(x):
+    """A pytree's ember arrays as numpy arrays on the host (`jax.device_get`); other leaves
+    pass through. Each result is a fresh, writable copy, so writing to it never touches the
+    (immutable) ember array.
+
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> out = ember.device_get({"w": enp.ones(2), "step": 3})
+        >>> type(out["w"]).__name__, out["w"].tolist(), out["step"]
+        ('ndarray', [1.0, 1.0], 3)
+    """
+    from .array import Array
+    from .fx.core import Tracer
+    from .tree import tree_map
+
+    def get(v):
+        if isinstance(v, Tracer):
+            raise TypeError(f"device_get got a traced value ({v.aval.str_user()}) inside a "
+                            "transformed function; return it from the function and call "
+                            "device_get on the result")
+        if isinstance(v, Array):
+            return np.array(v._host(), copy=True)
+        return v
+
+    return tree_map(get, x)

@@ -39,6 +39,12 @@ def install(namespace, *classes):
                 setattr(cls, name, member)
 
 
+def _seq(o):
+    # `x == [1, 2]` compares elementwise, as in numpy and JAX; the functions themselves
+    # (enp.equal) keep refusing lists, as JAX's do.
+    return _enp.asarray(o) if isinstance(o, (list, tuple)) else o
+
+
 class ArrayOps:
     """The operators and methods shared by `Array` and tracers (see the module docstring)."""
     __slots__ = ()
@@ -73,16 +79,25 @@ class ArrayOps:
     def __eq__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented  # Python then compares identities: x == None is False
-        return _enp.equal(self, o)
+        return _enp.equal(self, _seq(o))
 
     def __ne__(self, o):
         if o is None or isinstance(o, str):
             return NotImplemented
-        return _enp.not_equal(self, o)
-    def __lt__(self, o): return _enp.less(self, o)
-    def __le__(self, o): return _enp.less_equal(self, o)
-    def __gt__(self, o): return _enp.greater(self, o)
-    def __ge__(self, o): return _enp.greater_equal(self, o)
+        return _enp.not_equal(self, _seq(o))
+    def __lt__(self, o): return _enp.less(self, _seq(o))
+    def __le__(self, o): return _enp.less_equal(self, _seq(o))
+    def __gt__(self, o): return _enp.greater(self, _seq(o))
+    def __ge__(self, o): return _enp.greater_equal(self, _seq(o))
+
+    # sizes in bytes, from the abstract value, so tracers answer too
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     # bitwise
     def __and__(self, o): return _enp.bitwise_and(self, o)

@@ -755,3 +755,13 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     out = _m("exp", lg - enp.max(lg, axis=-1, keepdims=True))
     out = out / enp.sum(out, axis=-1, keepdims=True)
     return out if cd == d else enp.astype(out, d)
+
+
+# --- samplers in their own files (one family each) -----------------------------------
+
+from .random_discrete import binomial, geometric, poisson  # noqa: E402
+from .random_gamma_family import chisquare, t  # noqa: E402
+from .random_multivariate import ball, multivariate_normal, orthogonal  # noqa: E402
+
+__all__ += ["poisson", "binomial", "geometric", "chisquare", "t", "multivariate_normal",
+            "orthogonal", "ball"]

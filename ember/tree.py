@@ -93,6 +93,64 @@ def leaves_with_path(tree, is_leaf=None):
     return list(zip(paths, lvs))
 
 
+def flatten_with_path(tree, is_leaf=None):
+    """(path, leaf) pairs and the structure of a pytree (`jax.tree.flatten_with_path`; a path
+    is a tuple of keys/indices, as in `leaves_with_path`).
+
+    Example:
+        >>> pairs, td = flatten_with_path({"a": 1, "b": [2]})
+        >>> pairs, td.num_leaves
+        ([(('a',), 1), (('b', 0), 2)], 2)
+    """
+    paths, lvs, td = optree.tree_flatten_with_path(tree, is_leaf=is_leaf, none_is_leaf=False,
+                                                   namespace=NAMESPACE)
+    return list(zip(paths, lvs)), td
+
+
+_NO_INITIAL = object()
+
+
+def reduce(function, tree, initializer=_NO_INITIAL, is_leaf=None):  # noqa: A001
+    """Fold `function(accumulated, leaf)` over the leaves, left to right (`functools.reduce`,
+    as `jax.tree.reduce`).
+
+    Example:
+        >>> reduce(lambda a, b: a + b, {"a": 1, "b": (2, 3)}), reduce(max, [], 0)
+        (6, 0)
+    """
+    import functools
+    lvs = leaves(tree, is_leaf=is_leaf)
+    if initializer is _NO_INITIAL:
+        if not lvs:
+            raise TypeError("tree.reduce of a pytree without leaves needs an initializer, "
+                            "e.g. tree.reduce(f, tree, 0)")
+        return functools.reduce(function, lvs)
+    return functools.reduce(function, lvs, initializer)
+
+
+def transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turn an outer structure of inner structures inside out (`jax.tree.transpose`): a list
+    of dicts becomes a dict of lists. `inner_treedef=None` reads it from the first inner tree.
+
+    Example:
+        >>> rows = [{"x": 1, "y": 2}, {"x": 3, "y": 4}]
+        >>> transpose(structure([0, 0]), None, rows)
+        {'x': [1, 3], 'y': [2, 4]}
+    """
+    if inner_treedef is None:
+        firsts = outer_treedef.flatten_up_to(pytree_to_transpose)
+        if not firsts:
+            raise ValueError("tree.transpose: the outer structure has no leaves, so the inner "
+                             "structure cannot be inferred; pass inner_treedef")
+        inner_treedef = structure(firsts[0])
+    expected = outer_treedef.num_leaves * inner_treedef.num_leaves
+    got = structure(pytree_to_transpose)
+    if got.num_leaves != expected:
+        raise TypeError(f"tree.transpose: expected {outer_treedef} of {inner_treedef} "
+                        f"({expected} leaves), got {got} ({got.num_leaves} leaves)")
+    return optree.tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose)
+
+
 def register_pytree_node(cls, flatten_fn, unflatten_fn):
     """Register a container type.
 
@@ -159,4 +217,5 @@ tree_structure = structure
 tree_map = map
 
 __all__ = ["flatten", "unflatten", "leaves", "structure", "map", "map_with_path",
-           "leaves_with_path", "register_pytree_node", "register_dataclass"]
+           "leaves_with_path", "flatten_with_path", "reduce", "transpose", "register_pytree_node",
+           "register_dataclass"]

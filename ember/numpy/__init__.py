@@ -14,6 +14,7 @@ from ._elementwise import *  # noqa: F401,F403
 from ._indexing import *  # noqa: F401,F403
 from ._info import *  # noqa: F401,F403
 from ._info import __array_api_version__, __array_namespace_info__  # noqa: F401
+from ._scalar_types import ndarray  # noqa: F401
 from ._linear import *  # noqa: F401,F403
 from ._manipulation import *  # noqa: F401,F403
 from ._reductions import *  # noqa: F401,F403
@@ -21,12 +22,24 @@ from ._searching import *  # noqa: F401,F403
 from ._sets import *  # noqa: F401,F403
 from ._sorting import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
+# numpy families beyond the array API, one file each
+from . import _convolve, _float_parts, _functional, _gradient, _histograms, _polynomial  # noqa
+from . import _statistics  # noqa: E402
+from ._convolve import *  # noqa: F401,F403
+from ._float_parts import *  # noqa: F401,F403
+from ._functional import *  # noqa: F401,F403
+from ._gradient import *  # noqa: F401,F403
+from ._histograms import *  # noqa: F401,F403
+from ._polynomial import *  # noqa: F401,F403
+from ._statistics import *  # noqa: F401,F403
 
 __all__ = sorted(set(
-    ["asarray", "array", "broadcast_shapes", "broadcast_to"]
+    ["asarray", "array", "broadcast_shapes", "broadcast_to", "ndarray"]
     + _creation.__all__ + _elementwise.__all__ + _indexing.__all__ + _info.__all__
     + _linear.__all__ + _manipulation.__all__ + _reductions.__all__ + _searching.__all__
-    + _sets.__all__ + _sorting.__all__ + _utility.__all__))
+    + _sets.__all__ + _sorting.__all__ + _utility.__all__
+    + _convolve.__all__ + _float_parts.__all__ + _functional.__all__ + _gradient.__all__
+    + _histograms.__all__ + _polynomial.__all__ + _statistics.__all__))
 
 # Arrays and tracers get their operators from this namespace (the core, which
 # defines Tracer, does not import the numpy layer).

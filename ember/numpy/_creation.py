@@ -476,18 +476,18 @@ def _masked_tri(x, k, lower, op):
     return lax.select_n(mask, zero, x)
 
 
-def tril(x, /, *, k=0):
+def tril(x, /, k=0):
     """The lower triangle of (a stack of) matrices: zero above the k-th diagonal.
 
     Example:
         >>> import ember.numpy as enp
-        >>> enp.tril(enp.ones((2, 2))).tolist()
-        [[1.0, 0.0], [1.0, 1.0]]
+        >>> enp.tril(enp.ones((2, 2))).tolist(), enp.tril(enp.ones((2, 2)), -1).tolist()
+        ([[1.0, 0.0], [1.0, 1.0]], [[0.0, 0.0], [1.0, 0.0]])
     """
     return _masked_tri(x, k, True, "tril")
 
 
-def triu(x, /, *, k=0):
+def triu(x, /, k=0):
     """The upper triangle of (a stack of) matrices: zero below the k-th diagonal.
 
     Example:

@@ -30,12 +30,10 @@ __all__ = [
 
 __array_api_version__ = "2024.12"
 
-bool = _dt.bool_  # noqa: A001
-bool_ = _dt.bool_
-int8, int16, int32, int64 = _dt.int8, _dt.int16, _dt.int32, _dt.int64
-uint8, uint16, uint32, uint64 = _dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64
-float16, bfloat16, float32, float64 = _dt.float16, _dt.bfloat16, _dt.float32, _dt.float64
-complex64, complex128 = _dt.complex64, _dt.complex128
+# dtype names that are also constructors (`enp.float32(1.0)`), as in JAX
+from ._scalar_types import ScalarType, bool, bool_  # noqa: E402,A004
+from ._scalar_types import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
+from ._scalar_types import float16, bfloat16, float32, float64, complex64, complex128  # noqa
 
 e = math.e
 pi = math.pi
@@ -82,6 +80,8 @@ def isdtype(dtype, kind):  # noqa: A002
         >>> enp.isdtype(enp.int8, "integral"), enp.isdtype(enp.float32, ("bool", "numeric"))
         (True, True)
     """
+    if isinstance(dtype, ScalarType):
+        dtype = dtype.dtype
     if not isinstance(dtype, np.dtype):
         raise TypeError(f"isdtype: expected a dtype, got {type(dtype).__name__}")
     return _dt.isdtype(dtype, kind)

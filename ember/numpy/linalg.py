@@ -907,3 +907,7 @@ def cond(x, p=None):
         lo = _red.reduce_min(s, (nd - 2,))
         return _back(_ew.div(hi, lo) if p != -2 else _ew.div(lo, hi), out)
     return _back(_ew.mul(matrix_norm(x, ord=p), matrix_norm(inv(x), ord=p)), out)
+
+from ._multi_dot import multi_dot  # noqa: E402  (its own file: a chain-order planner)
+
+__all__ = __all__ + ["multi_dot"]

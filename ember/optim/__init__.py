@@ -10,7 +10,9 @@ Example:
     >>> opt.step({"w": enp.asarray([1.0, 1.0])})["w"].tolist()
     [0.75, -1.25]
 """
-from . import lr_scheduler, schedules
+from . import lr_scheduler, schedules, swa_utils
+from .adafactor import Adafactor, AdafactorState, adafactor
+from .lbfgs import LBFGS
 from .core import (EmptyState, GradientTransformation, InjectState, apply_updates, chain,
                    check_same_structure, get_hyperparam, hyperparams, inject_hyperparams,
                    set_hyperparam, validate_hyperparam)
@@ -45,4 +47,6 @@ __all__ = [
     # stateful shim and schedulers
     "Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad",
     "Adadelta", "Lion", "LAMB", "lr_scheduler",
+    # in their own files
+    "adafactor", "Adafactor", "AdafactorState", "LBFGS", "swa_utils",
 ]

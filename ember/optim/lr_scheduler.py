@@ -707,3 +707,8 @@ class ReduceLROnPlateau:
     def load_state_dict(self, state_dict: dict) -> None:
         """Restore attributes saved by `state_dict()`."""
         self.__dict__.update(state_dict)
+
+
+from .lr_scheduler_cyclic import CyclicLR, PolynomialLR  # noqa: E402  (their own file)
+
+__all__ += ["CyclicLR", "PolynomialLR"]

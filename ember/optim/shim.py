@@ -59,7 +59,8 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMS
            "Adagrad", "Adadelta", "Lion", "LAMB", "ParamGroup"]
 
 # Keys that learning-rate schedulers keep in parameter groups (PyTorch's names).
-SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
+SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum",
+                            "swa_lr"})
 # Performance switches of torch.optim that have no meaning here: ember always runs
 # the whole update as one compiled, differentiable program.
 _TORCH_PERF_FLAGS = frozenset({"foreach", "fused", "capturable", "differentiable"})
