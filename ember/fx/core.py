@@ -203,6 +203,8 @@ class Primitive:
             (unset: a test fails)
       cost: "cheap" | "expensive" (elementwise: worth materialising once
             when it has several consumers)
+      effectful: True for primitives run for an effect (ember.debug's
+            callbacks): DCE keeps them, CSE never merges them
 
     Example:
         >>> p = Primitive("my_neg")
@@ -222,6 +224,8 @@ class Primitive:
         self.taylor: Callable | None = None
         self.kind: str | None = None
         self.cost: str = "cheap"
+        # effectful: runs for its effect (a host callback); passes never drop, merge or reorder it
+        self.effectful: bool = False
         self.lowerings: dict[str, Callable] = {}
         # Rules not meaningful for this primitive (e.g. transpose of a non-linear
         # op, jvp of an integer op); the coverage test reads this.
