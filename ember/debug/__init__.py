@@ -1,5 +1,6 @@
 """Seeing inside programs: host callbacks and printing with concrete values
-(`print`, `callback`, `print_grad`).
+(`print`, `callback`, `print_grad`) and the NaN/Inf locator (`nans`,
+`config.update("debug_nans", True)`).
 
 Example:
     >>> import ember
@@ -7,5 +8,6 @@ Example:
     1 + 2 = 3
 """
 from .callbacks import callback, print, print_grad  # noqa: F401,A004
+from . import nans  # noqa: F401  (EMBER_DEBUG_NANS=1 turns the locator on at import)
 
 __all__ = ["callback", "print", "print_grad"]

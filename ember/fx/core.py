@@ -42,8 +42,17 @@ def user_frame(depth: int = 2):
     return None
 
 
+# While a transform replays an equation (the backward pass transposing it), the line
+# of the user's code that equation came from: what equations it creates record.
+transform_source: contextvars.ContextVar[str] = contextvars.ContextVar("ember_transform_source", default="")
+
+
 def user_source() -> str:
-    """'file:line (function)' of the user's code that called into ember, or ''."""
+    """'file:line (function)' of the user's code that called into ember, or ''
+    (inside the backward pass: the source of the forward equation being transposed)."""
+    src = transform_source.get()
+    if src:
+        return src
     f = user_frame(2)
     if f is None:
         return ""
@@ -362,6 +371,8 @@ class EvalTrace(Trace):
                 raise type(e)(f"{prim.name}: {e}{_where()}") from None
         else:
             out = device.backend.execute(prim, vals, params, device)
+        if _debug_nans:  # ember.debug.nans (config "debug_nans"): one global read when off
+            _nan_hook(prim, vals, avals, out, out_aval)
         if prim.multiple_results:
             return [wrap_buffer(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
         if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:
@@ -406,6 +417,10 @@ def _eager_abstract_eval(prim, avals, params):
 
 
 _ARRAY_TYPES = None
+
+# set by ember.debug.nans.enable (config "debug_nans"): the eager NaN/Inf check
+_debug_nans = False
+_nan_hook = None
 
 
 def _array_types():

@@ -23,6 +23,7 @@ from .. import dtypes as _dt
 from ..array import Array, wrap_buffer
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
+from ..fx import core as _core
 from ..fx import trace_context
 from ..fx.ir import ClosedGraph, Graph
 from ..fx.passes import optimize
@@ -52,6 +53,9 @@ def executable_for(graph: ClosedGraph, backend: str):
         from ..backends.base import get_backend
         b = get_backend(backend)
         exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
+    if _core._debug_nans:  # ember.debug.nans: locate the equation behind a NaN/Inf result
+        from ..debug.nans import checked
+        return checked(exe, graph)
     return exe
 
 
@@ -319,7 +323,7 @@ class JitFunction:
             # eval trace would do for jit_call, without the generic dispatch.
             dev = ops[0]._device if ops else None
             if dev is None or dev.platform == "cpu":
-                exe = entry.graph._cache.get(self.backend) or executable_for(entry.graph, self.backend)
+                exe = executable_for(entry.graph, self.backend)
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
                         and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     if self._fast_epoch != _dt.default_epoch:
