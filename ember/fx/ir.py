@@ -214,6 +214,20 @@ class ClosedGraph:
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
 
+    def pretty(self, source: bool = False) -> str:
+        """The IR text (`str(graph)`); `source=True` appends `# file:line` of the user's
+        code to each equation (equations made by transforms carry the line they derive
+        from). `ember.fx.parse` reads either text.
+
+        Example:
+            >>> import ember, ember.numpy as enp
+            >>> g = ember.make_graph(lambda x: enp.sin(x))(1.0)
+            >>> "# " in g.pretty(source=True), g.pretty() == str(g)
+            (True, True)
+        """
+        from .printing import format_graph
+        return format_graph(self.graph, self.consts, source=source)
+
     def to_dot(self) -> str:
         from .printing import to_dot
         return to_dot(self.graph)
