@@ -402,12 +402,23 @@ class JitFunction:
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
               file=sys.stderr)
 
-    def lower(self, *args, **kwargs) -> ClosedGraph:
-        """The optimised graph that a call with these arguments runs."""
+    def lower(self, *args, **kwargs):
+        """The program a call with these arguments runs, as a `Lowered`
+        (transforms/lowered.py): `.as_text()` / `("kernels")` / `("llvm")` / `("asm")`,
+        `.cost_analysis()`, `.compile()`; it reads like the optimised ClosedGraph
+        (`.graph`, `.consts`, `.equations`, `str()`).
+
+        Example:
+            >>> import ember
+            >>> [e.prim.name for e in ember.jit(lambda x: x * 2.0).lower(1.0).equations]
+            ['mul']
+        """
+        from .lowered import Lowered
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         avals = self._operands(leaves, in_tree, len(args), nums)[1]
-        return self._trace(args, static, nums, in_tree, avals).graph
+        return Lowered(self, self._trace(args, static, nums, in_tree, avals), in_tree, avals,
+                       self._static_cache_key(static))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
