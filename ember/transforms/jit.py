@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from .. import config
+from .. import profiler as _prof
 from .. import dtypes as _dt
 from ..array import Array, wrap_buffer
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
@@ -46,21 +47,26 @@ def _jit_abstract(*avals, graph, name, backend):
     return list(graph.out_avals)
 
 
-def executable_for(graph: ClosedGraph, backend: str):
+def executable_for(graph: ClosedGraph, backend: str, name: str = "fun"):
     """Compile (once per graph and backend) and return the executable."""
     exe = graph._cache.get(backend)
     if exe is None:
         from ..backends.base import get_backend
         b = get_backend(backend)
+        t0 = _prof._now_us() if _prof.active else None
         exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
+        if t0 is not None:  # ember.profiler: the compile event
+            _prof.note_compile(name, backend, t0, _prof._now_us() - t0, len(graph.equations))
     if _core._debug_nans:  # ember.debug.nans: locate the equation behind a NaN/Inf result
         from ..debug.nans import checked
-        return checked(exe, graph)
+        exe = checked(exe, graph)
+    if _prof.active:  # ember.profiler: time the call and its steps
+        exe = _prof.profiled(exe, graph, name, backend)
     return exe
 
 
 def _jit_impl(*vals, graph, name, backend):
-    return executable_for(graph, backend)(*vals)
+    return executable_for(graph, backend, name)(*vals)
 
 
 def bind_graph(closed: ClosedGraph, args, name, backend):
@@ -312,10 +318,11 @@ class JitFunction:
                (_dt.default_float, trace_context.key()))
         entry = self._cache.get(key)
         if entry is None:
+            t0 = _prof._now_us() if _prof.active else None
             entry = self._trace(args, static, nums, in_tree, avals)
             if entry.cacheable:
                 self._cache[key] = entry
-            self._log_compile(key, in_tree, avals, static)
+            self._log_compile(key, in_tree, avals, static, t0)
         if entry.guards:  # captured module state: warn if it changed since tracing
             captured_state.check(entry, getattr(self.fun, "__qualname__", "fun"))
         if current_trace() is _EVAL and entry.cacheable and all(type(o) is Array for o in ops):
@@ -323,7 +330,7 @@ class JitFunction:
             # eval trace would do for jit_call, without the generic dispatch.
             dev = ops[0]._device if ops else None
             if dev is None or dev.platform == "cpu":
-                exe = executable_for(entry.graph, self.backend)
+                exe = executable_for(entry.graph, self.backend, getattr(self.fun, "__name__", "fun"))
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
                         and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     if self._fast_epoch != _dt.default_epoch:
@@ -373,10 +380,12 @@ class JitFunction:
         self.compile_count += 1
         return e
 
-    def _log_compile(self, key, in_tree, avals, static):
-        if not config.log_compiles():
-            return
+    def _log_compile(self, key, in_tree, avals, static, t0=None):
         name = getattr(self.fun, "__qualname__", "fun")
+        if not config.log_compiles() and t0 is None:
+            # remembered even when nothing is logged: a later log or profile names the change
+            self._last_keys[name] = (key, static)
+            return
         prev = self._last_keys.get(name)
         if prev is None:
             reason = "first call"
@@ -399,6 +408,10 @@ class JitFunction:
                 diffs.append(f"trace settings changed: {dict(p_ctx)} -> {dict(key[4][1])}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
         self._last_keys[name] = (key, static)
+        if t0 is not None:  # ember.profiler: the trace event and its cause
+            _prof.note_cause(getattr(self.fun, "__name__", "fun"), reason, t0, _prof._now_us() - t0)
+        if not config.log_compiles():
+            return
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
               file=sys.stderr)
 
