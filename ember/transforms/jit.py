@@ -33,6 +33,7 @@ from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from . import captured_state
 from .batching import batch_graph
+from .donation import donate, normalize as normalize_donation
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
@@ -203,7 +204,7 @@ class JitFunction:
         # through the signature, so f(x, 2) and f(x, s=2) are both static
         self.static_argnums, self.static_argnames, self._named_nums = _infer_statics(
             fun, tuple(static_argnums), tuple(static_argnames))
-        self.donate_argnums = donate_argnums
+        self.donate_argnums = normalize_donation(donate_argnums, self.static_argnums, fun)
         self.backend = backend or "cpu"
         self._cache: dict = {}
         # positional Array arguments only: avals -> (executable, entry, single output)
@@ -332,6 +333,7 @@ class JitFunction:
             if dev is None or dev.platform == "cpu":
                 exe = executable_for(entry.graph, self.backend, getattr(self.fun, "__name__", "fun"))
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
+                        and not self.donate_argnums
                         and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     if self._fast_epoch != _dt.default_epoch:
                         self._fast.clear()
@@ -339,10 +341,15 @@ class JitFunction:
                         self._fast_epoch = _dt.default_epoch
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf())
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
+                if self.donate_argnums:  # transforms/donation.py: delete donated arrays, reuse buffers
+                    donate(args, self.donate_argnums, getattr(exe, "exe", exe), getattr(self.fun, "__name__", "fun"))
                 return tree_unflatten(entry.out_tree, [wrap_buffer(np.asarray(b), dev, a)
                                                        for b, a in zip(outs, entry.out_avals)])
         outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
                                name=getattr(self.fun, "__name__", "fun"), backend=self.backend)
+        if self.donate_argnums and current_trace() is _EVAL:  # transforms/donation.py
+            donate(args, self.donate_argnums, entry.graph._cache.get(self.backend),
+                   getattr(self.fun, "__name__", "fun"))
         return tree_unflatten(entry.out_tree, outs)
 
     def _trace(self, args, static, nums, in_tree, avals) -> _Entry:
@@ -440,9 +447,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
 
     `static_argnums` / `static_argnames` are passed to `fun` as Python values
     (they must be hashable; a new value recompiles, and so does a value of a new
-    type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  `donate_argnums` is
-    accepted for JAX compatibility; ember does not reuse donated buffers yet,
-    so it has no effect.  `backend="reference"` runs the numpy interpreter
+    type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  The
+    ember Arrays in `donate_argnums` positions are deleted by a concrete call (using
+    one again raises `DonatedArrayError`) and their buffers reused for outputs
+    (transforms/donation.py).  `backend="reference"` runs the numpy interpreter
     instead of native code (for debugging).  Set EMBER_LOG_COMPILES=1 to see
     every compile and why it happened.  An object whose class defines
     `__ember_jit__` compiles through it: `jit(model)` for an `nn.Module` reads the
