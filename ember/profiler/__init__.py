@@ -1,6 +1,6 @@
 """The profiler: `with ember.profiler.trace("out_dir"):` records every jitted call,
 each step of its compiled program (kernel or library step, with estimated flops
-and bytes), and every trace/compile with its cause; it writes
+and bytes), every trace/compile with its cause, and each wait for a DataLoader batch; it writes
 `out_dir/trace.json` (Chrome trace events, for Perfetto or chrome://tracing), and
 `summary()` prints a table of the recorded events sorted by total time.
 
@@ -52,7 +52,8 @@ def trace(out_dir: str | os.PathLike, *, create: bool = True):
     Events (Chrome trace "X" events, microseconds): `jit <name>` per compiled call,
     one per program step inside it (`k3_exp`, `library sort`, with `kind`, `flops`,
     `bytes` and the jitted function's name, `program`, in `args`), `trace <name>` (with its `cause`) and
-    `compile <name>` (the backend compile, with the cause and the equation count).
+    `compile <name>` (the backend compile, with the cause and the equation count),
+    and `dataloader wait` per batch of a DataLoader iterated inside the block.
 
     Example:
         >>> import ember, tempfile
@@ -154,6 +155,40 @@ def profiled(exe, graph, name: str, backend: str):
         from .steps import Profiled
         hit = _wrapped[key] = Profiled(exe, graph, name, backend)
     return hit
+
+
+class _TimedBatches:
+    """A DataLoader iterator whose `next` calls are `dataloader wait` events."""
+
+    def __init__(self, it):
+        self._it = it
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._it)
+
+    def __next__(self):
+        t0 = _now_us()
+        batch = next(self._it)
+        if active:
+            _record("dataloader wait", "data", t0, _now_us() - t0, {"loader": type(self._it).__name__})
+        return batch
+
+    def __getattr__(self, name):   # the wrapped iterator's own API (e.g. _reset of persistent workers)
+        return getattr(self._it, name)
+
+
+def timed_batches(it):
+    """`it` (a DataLoader's batch iterator) recording each wait for a batch (what
+    `DataLoader.__iter__` returns while a trace is active).
+
+    Example:
+        >>> [b for b in timed_batches(iter([1, 2]))]
+        [1, 2]
+    """
+    return _TimedBatches(it)
 
 
 __all__ = ["summary", "trace"]

@@ -102,3 +102,17 @@ def test_reference_backend_and_debug_nans_together(tmp_path):
     np.testing.assert_array_equal(np.asarray(n), [0.0, 0.0])
     ev = _events(tmp_path)
     assert [e["args"]["backend"] for e in ev if e["cat"] == "call"] == ["reference", "cpu"]
+
+
+def test_dataloader_waits(tmp_path):
+    from ember.data import DataLoader, TensorDataset
+    data = TensorDataset(np.arange(20, dtype=np.float32).reshape(10, 2))
+    loader = DataLoader(data, batch_size=4)
+    before = [np.asarray(b[0]).tolist() for b in loader]
+    with ember.profiler.trace(tmp_path):
+        inside = [np.asarray(b[0]).tolist() for b in loader]
+        assert len(iter(loader)) == 3
+    assert inside == before
+    waits = [e for e in _events(tmp_path) if e["cat"] == "data"]
+    assert [e["name"] for e in waits] == ["dataloader wait"] * 3
+    assert all(e["dur"] >= 0 for e in waits)
