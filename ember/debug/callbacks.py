@@ -31,11 +31,12 @@ def _leaves(where: str, args, kwargs):
     return leaves, tree
 
 
-def callback(fn, *args, ordered: bool = False, **kwargs):
+def callback(fn, *args, ordered: bool = False, vmap_method: str = "batched", **kwargs):
     """Call `fn(*args, **kwargs)` with concrete ember arrays when the program runs.
 
     Under `jit` the call is a host step of the compiled program; under `vmap` `fn`
-    is called once with the batched values (batch axis first); under `grad` it runs
+    is called once with the batched values (batch axis first), or once per example
+    in order with `vmap_method="sequential"` (JAX's default); under `grad` it runs
     in the forward pass; inside `scan` / `while_loop` bodies on every iteration.
     Callbacks always run in program order (`ordered` is accepted for JAX
     compatibility: ember never reorders them).  `fn`'s return value is ignored.
@@ -59,14 +60,15 @@ def callback(fn, *args, ordered: bool = False, **kwargs):
         fn(*a, **kw)
 
     host.__name__ = getattr(fn, "__name__", "callback").replace("<", "").replace(">", "")
-    debug_callback(host, *leaves)
+    debug_callback(host, *leaves, vmap_method=vmap_method)
 
 
-def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:  # noqa: A001
+def print(fmt: str, *args, ordered: bool = False, vmap_method: str = "batched", **kwargs) -> None:  # noqa: A001
     """`print(fmt.format(*args, **kwargs))` with concrete values, when the program runs.
 
     The values are numpy arrays (0-d ones numpy scalars), so `{:.3f}` works on
-    scalars.  Runs where `ember.debug.callback` does (see there).
+    scalars.  Runs where `ember.debug.callback` does (see there; `vmap_method`
+    too).
 
     Example:
         >>> import ember, ember.numpy as enp
@@ -84,7 +86,7 @@ def print(fmt: str, *args, ordered: bool = False, **kwargs) -> None:  # noqa: A0
         builtins.print(fmt.format(*a, **kw), file=sys.stdout)
 
     show.__name__ = "debug_print"
-    debug_callback(show, *leaves)
+    debug_callback(show, *leaves, vmap_method=vmap_method)
 
 
 def print_grad(fmt: str, x):

@@ -139,3 +139,25 @@ def test_jet_prints_primal(capsys):
     # exp along t: derivatives 1, 1 at 0
     assert (float(y0), float(y1), float(y2)) == (1.0, 1.0, 1.0)
     assert _lines(capsys) == ["p 0.0"]
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, ember.jit])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_vmap_sequential_calls_per_example(capsys, wrap, axis):
+    x = np.arange(6, dtype=np.float32).reshape((3, 2) if axis == 0 else (2, 3))
+    f = lambda v, s: (ember.debug.print("ex {} {}", v, s, vmap_method="sequential"), v.sum() * s)[1]  # noqa: E731
+    out = wrap(ember.vmap(f, in_axes=(axis, None)))(x, 2.0)
+    ex = np.moveaxis(x, axis, 0)
+    np.testing.assert_allclose(np.asarray(out), ex.sum(axis=1) * 2.0)
+    assert _lines(capsys) == [f"ex {row} 2.0" for row in ex]
+
+
+def test_nested_vmap_sequential_and_bad_method():
+    seen = []
+    ember.vmap(ember.vmap(lambda v: ember.debug.callback(seen.append, v, vmap_method="sequential") or v))(
+        np.arange(6.0).reshape(2, 3))
+    # every example once; the inner vmap's rule runs first (it cannot see the outer axis),
+    # so its index varies slowest
+    assert [float(v) for v in seen] == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    with pytest.raises(ValueError, match="vmap_method must be one of"):
+        ember.debug.callback(seen.append, 1.0, vmap_method="loop")
