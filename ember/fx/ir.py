@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import AbstractArray, Primitive, get_aval
+from .core import AbstractArray, Primitive, get_aval, transform_source
 
 _counter = itertools.count()
 
@@ -245,7 +245,8 @@ class ClosedGraph:
 def eval_graph(graph: Graph, consts, *args) -> list:
     """Evaluate a graph by binding each equation under the current trace.
 
-    Because it binds, evaluating a graph inside a transform transforms it.
+    Because it binds, evaluating a graph inside a transform transforms it; the
+    equations a transform stages meanwhile record each original equation's source.
     """
     env: dict[Var, Any] = {}
 
@@ -260,7 +261,12 @@ def eval_graph(graph: Graph, consts, *args) -> list:
         env[v] = x
     for eq in graph.equations:
         ins = [read(a) for a in eq.inputs]
-        outs = eq.prim.bind(*ins, **eq.params)
+        # what a transform creates from this equation records the equation's own line
+        tok = transform_source.set(eq.source)
+        try:
+            outs = eq.prim.bind(*ins, **eq.params)
+        finally:
+            transform_source.reset(tok)
         if eq.prim.multiple_results:
             for v, o in zip(eq.outputs, outs):
                 env[v] = o

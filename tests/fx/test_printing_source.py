@@ -61,3 +61,10 @@ def test_parse_skips_the_comments():
         back = parse.parse(g.pretty(source=True))
         assert parse.structurally_equal(back, g)
         assert str(back) == str(g)
+
+
+def test_transforms_of_jit_keep_the_lines_of_the_inner_function():
+    for g in (ember.make_graph(ember.grad(ember.jit(_f)))(1.0),
+              ember.make_graph(ember.vmap(ember.jit(_f)))(enp.ones(2))):
+        inner = [(p, f, n) for p, f, n in _sources(g.pretty(source=True)) if p != "jit_call"]
+        assert inner and {n for _, _, n in inner} == {_SIN, _SQRT}
