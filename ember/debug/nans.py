@@ -69,35 +69,151 @@ def _message(name, ins, outs, source, context="") -> str:
             f"  (debug_nans is on: ember.config.update(\"debug_nans\", False) turns the check off)")
 
 
-def _eager_check(prim, vals, avals, out, out_aval):
+def _eager_check(prim, vals, avals, out, out_aval, params):
     if prim.name == "jit_call":
         return   # its executable is `checked`, which names the equation inside
     outs = out if prim.multiple_results else [out]
     outs = [np.asarray(o) if not isinstance(o, (np.ndarray, np.generic)) else o for o in outs]
     if _finite(outs) or not _finite(vals):
         return
-    ctx = " (inside its body)" if prim.kind == "control" else ""
-    raise FloatingPointError(_message(prim.name, vals, outs, _core.user_source(), ctx))
+    here = _core.user_source()
+    sub = _enter(prim, params, vals, avals) if prim.kind == "control" else None
+    if sub is not None:
+        # a loop or branch run eagerly: find the equation inside its body
+        def outer():
+            return (yield ("enter", None, sub))
+        with np.errstate(all="ignore"):
+            found = _drive(outer())
+        if found is not None:
+            eq, ins, outs_, path = found
+            note = f" (inside {prim.name} at {here.split(' (')[0]})" if here else f" (inside {prim.name})"
+            raise FloatingPointError(_message(eq.prim.name, ins, outs_, eq.source,
+                                              _path_note([p for p in path if p is not None]) + note))
+    raise FloatingPointError(_message(prim.name, vals, outs, here))
 
 
-def _inner_graph(eq):
+def _inner_graph(eq_params, n_in, in_avals):
     """The sub-graph that an equation runs on exactly its operands (jit_call, remat,
-    custom rules' primal function), which the locator enters; None for loops/branches."""
-    subs = subgraphs(eq.params)
+    custom rules' primal function), or None."""
+    subs = subgraphs(eq_params)
     if len(subs) != 1 or not isinstance(subs[0], ClosedGraph):
         return None
     g = subs[0]
-    if len(g.graph.inputs) != len(eq.inputs) or len(g.graph.outputs) != len(eq.outputs):
-        return None
-    if [v.aval.shape for v in g.graph.inputs] != [a.aval.shape for a in eq.inputs]:
+    if len(g.graph.inputs) != n_in or [v.aval.shape for v in g.graph.inputs] != [a.shape for a in in_avals]:
         return None
     return g
 
 
+class _Found(Exception):
+    def __init__(self, eq, ins, outs):
+        self.eq, self.ins, self.outs = eq, ins, outs
+
+
+def _enter(prim, params, ins, in_avals):
+    """A generator re-running a higher-order equation on the reference path, one
+    sub-graph run per `yield (graph, args)`, returning its results; None when the
+    equation is not entered (its impl runs whole)."""
+    name = prim.name
+    if name == "scan":
+        return _scan(params, ins)
+    if name == "while_loop":
+        return _while(params, ins)
+    if name == "cond":
+        return _cond(params, ins)
+    inner = _inner_graph(params, len(ins), in_avals)
+    return None if inner is None else _call(inner, ins)
+
+
+def _call(inner, ins):
+    outs = yield inner, list(ins)
+    return outs
+
+
+def _scan(p, ins):
+    nc, nk, n = p["num_consts"], p["num_carry"], p["length"]
+    consts, carry, xs = list(ins[:nc]), list(ins[nc:nc + nk]), [np.asarray(x) for x in ins[nc + nk:]]
+    body = p["body"]
+    ys = [np.empty((n,) + a.shape, a.dtype) for a in body.out_avals[nk:]]
+    for i in (range(n - 1, -1, -1) if p["reverse"] else range(n)):
+        outs = yield body, consts + carry + [x[i] for x in xs]
+        carry = list(outs[:nk])
+        for y, o in zip(ys, outs[nk:]):
+            y[i] = o
+    return carry + ys
+
+
+def _while(p, ins):
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cc, bc, carry = list(ins[:nc]), list(ins[nc:nc + nb]), list(ins[nc + nb:])
+    while True:
+        (go,) = yield p["cond_graph"], cc + carry
+        if not bool(np.asarray(go)):
+            return carry
+        carry = list((yield p["body_graph"], bc + carry))
+
+
+def _cond(p, ins):
+    branches = p["branches"]
+    i = int(np.clip(int(np.asarray(ins[0])), 0, len(branches) - 1))
+    outs = yield branches[i], list(ins[1:])
+    return outs
+
+
+def _graph(closed, args):
+    """Run `closed` equation by equation; raise `_Found` at the first equation that
+    makes a NaN/Inf from finite operands; enter sub-graphs through the driver."""
+    graph = closed.graph
+    env = dict(zip(graph.constvars, closed.consts_as_buffers()))
+    env.update(zip(graph.inputs, args))
+
+    def read(a):
+        return a.value if type(a) is Literal else env[a]
+
+    for eq in graph.equations:
+        ins = [read(a) for a in eq.inputs]
+        sub = _enter(eq.prim, eq.params, ins, [a.aval for a in eq.inputs]) if _finite(ins) else None
+        if sub is not None:
+            outs = yield ("enter", eq, sub)
+        else:
+            out = eq.prim.impl(*ins, **eq.params)
+            outs = [np.asarray(o) for o in (out if eq.prim.multiple_results else [out])]
+            if _finite(ins) and not _finite(outs):
+                raise _Found(eq, ins, outs)
+        env.update(zip(eq.outputs, outs))
+    return [read(a) for a in graph.outputs]
+
+
+def _drive(first):
+    """Run a stack of generators (no recursion): `_graph` ones yield ("enter", eq,
+    generator) for a higher-order equation; those yield (graph, args) for each
+    sub-graph run.  Returns `(equation, ins, outs, enclosing equations)` or None."""
+    stack, labels = [first], [None]   # labels: the equation each entry runs, if any
+    value = None
+    while stack:
+        try:
+            req = stack[-1].send(value)
+        except StopIteration as stop:
+            stack.pop()
+            labels.pop()
+            value = stop.value
+            continue
+        except _Found as f:
+            return f.eq, f.ins, f.outs, [e for e in labels if e is not None]
+        value = None
+        if req[0] == "enter":
+            stack.append(req[2])
+            labels.append(req[1])
+        else:
+            stack.append(_graph(req[0], req[1]))
+            labels.append(None)
+    return None
+
+
 def locate(closed: ClosedGraph, args):
-    """The first equation of `closed` (entering jit_call-like sub-graphs) that makes a
-    NaN/Inf from finite operands, run with the reference implementations:
-    `(equation, operand values, result values, enclosing equations)` or None.
+    """The first equation of `closed` (entering jit_call-like sub-graphs, loop bodies
+    on every iteration and the taken branch of a cond) that makes a NaN/Inf from
+    finite operands, run with the reference implementations: `(equation, operand
+    values, result values, enclosing equations)` or None.
 
     Example:
         >>> import ember, ember.numpy as enp, numpy as np
@@ -106,40 +222,12 @@ def locate(closed: ClosedGraph, args):
         >>> eq.prim.name, path
         ('log', [])
     """
-    # explicit stack of frames [graph, env, next equation index, entering equation]
-    env = dict(zip(closed.graph.constvars, closed.consts_as_buffers()))
-    env.update(zip(closed.graph.inputs, args))
-    stack = [[closed.graph, env, 0, None]]
-    while stack:
-        frame = stack[-1]
-        graph, env, i, _ = frame
-        read = lambda a: a.value if type(a) is Literal else env[a]  # noqa: E731
-        if i == len(graph.equations):
-            outs = [read(a) for a in graph.outputs]
-            stack.pop()
-            if not stack:
-                return None
-            parent = stack[-1]
-            parent[1].update(zip(parent[1]["__eq__"].outputs, outs))
-            parent[2] += 1
-            continue
-        eq = graph.equations[i]
-        ins = [read(a) for a in eq.inputs]
-        inner = _inner_graph(eq) if _finite(ins) else None
-        if inner is not None:
-            env["__eq__"] = eq
-            sub = dict(zip(inner.graph.constvars, inner.consts_as_buffers()))
-            sub.update(zip(inner.graph.inputs, ins))
-            stack.append([inner.graph, sub, 0, eq])
-            continue
-        out = eq.prim.impl(*ins, **eq.params)
-        outs = list(out) if eq.prim.multiple_results else [out]
-        outs = [np.asarray(o) for o in outs]
-        if _finite(ins) and not _finite(outs):
-            return eq, ins, outs, [f[3] for f in stack[1:]]
-        env.update(zip(eq.outputs, outs))
-        frame[2] += 1
-    return None
+    return _drive(_graph(closed, list(args)))
+
+
+def _path_note(path) -> str:
+    return "".join(f" (inside {p.prim.name}" + (f" {p.params['name']}" if "name" in p.params else "")
+                   + (f" at {p.source.split(' (')[0]}" if p.source else "") + ")" for p in reversed(path))
 
 
 class Checked:
@@ -173,9 +261,7 @@ class Checked:
                 f"equation by equation with the reference implementations gives finite values "
                 f"(the compiled arithmetic differs from numpy's: see docs/sharp-bits.md)")
         eq, ins, outs_, path = found
-        ctx = "".join(f" (inside {p.prim.name} {p.params.get('name', '')!s}".rstrip() + ")"
-                      for p in reversed(path))
-        raise FloatingPointError(_message(eq.prim.name, ins, outs_, eq.source, ctx + " under jit"))
+        raise FloatingPointError(_message(eq.prim.name, ins, outs_, eq.source, _path_note(path) + " under jit"))
 
 
 def checked(exe, graph: ClosedGraph):

@@ -372,7 +372,7 @@ class EvalTrace(Trace):
         else:
             out = device.backend.execute(prim, vals, params, device)
         if _debug_nans:  # ember.debug.nans (config "debug_nans"): one global read when off
-            _nan_hook(prim, vals, avals, out, out_aval)
+            _nan_hook(prim, vals, avals, out, out_aval, params)
         if prim.multiple_results:
             return [wrap_buffer(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
         if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:

@@ -108,8 +108,33 @@ def test_env_var_turns_it_on():
     assert out.stdout.startswith("raised log produced NaN from finite inputs"), out.stderr
 
 
-def test_scan_body_is_named(nans):
+def _body(c, t):
+    return enp.log(c - t), c       # NaN at the iteration where t > c
+
+
+_BODY_LINE = inspect.getsourcelines(_body)[1] + 1
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, ember.jit])
+def test_scan_body_line_is_named(nans, wrap):
     line = _next_line()
-    f = lambda x: ember.lax.scan(lambda c, t: (enp.log(c - t), c), 1.0, x)  # noqa: E731
-    msg = _raises(f, enp.arange(3.0), prim="scan", line=line)
-    assert "inside its body" in msg
+    f = wrap(lambda x: ember.lax.scan(_body, 1.0, x))
+    msg = _raises(f, enp.arange(3.0), prim="log", line=_BODY_LINE)
+    assert f"(inside scan at {HERE}:{line})" in msg
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, ember.jit])
+def test_while_and_cond_bodies(nans, wrap):
+    def body(c):
+        return c * 1e30            # overflows to inf on the second iteration
+    body_line = inspect.getsourcelines(body)[1] + 1
+    f = wrap(lambda x: ember.lax.while_loop(lambda c: c < 1e38, body, x))
+    msg = _raises(f, enp.asarray(10.0), prim="mul", line=body_line, what="Inf")
+    assert "inside while_loop" in msg
+
+    def branch(v):
+        return enp.sqrt(v - 2.0)   # NaN for v < 2
+    branch_line = inspect.getsourcelines(branch)[1] + 1
+    g = wrap(lambda x: ember.lax.cond(x > 0, branch, lambda v: v, x))
+    _raises(g, enp.asarray(1.0), prim="sqrt", line=branch_line)
+    assert float(g(enp.asarray(-1.0))) == -1.0     # the other branch is fine
