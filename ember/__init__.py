@@ -48,3 +48,4 @@ from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
 from . import amp, distributed  # noqa: F401,E402  (mpi4py is imported only by distributed.init)
 from . import export  # noqa: F401,E402
+from . import debug, profiler  # noqa: F401,E402  (ember.debug.print, callbacks; ember.profiler.trace)

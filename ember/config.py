@@ -16,6 +16,7 @@ _ENV = {
     "dump_kernels": ("EMBER_DUMP_KERNELS", False),
     "cache": ("EMBER_CACHE", True),
     "typecheck": ("EMBER_TYPECHECK", False),
+    "debug_nans": ("EMBER_DEBUG_NANS", False),
 }
 
 
@@ -50,6 +51,9 @@ def update(name: str, value) -> None:
         raise KeyError(f"unknown ember config option {name!r}; options: "
                        f"{sorted(list(_ENV) + ['default_float'])}")
     _overrides[name] = value
+    if name == "debug_nans":
+        from .debug import nans
+        nans.enable(bool(value))
 
 
 def default_float():
@@ -82,3 +86,9 @@ def typecheck_graphs() -> bool:
 def cache_enabled() -> bool:
     """Use the on-disk cache of compiled code (EMBER_CACHE=0 or update("cache", False) disables it)."""
     return _flag("cache")
+
+
+def debug_nans() -> bool:
+    """Raise FloatingPointError at the first primitive that makes a NaN/Inf from finite
+    inputs, eagerly and inside jit (EMBER_DEBUG_NANS=1; see docs/debugging.md)."""
+    return _flag("debug_nans")

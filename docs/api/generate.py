@@ -81,6 +81,8 @@ def public_names(module: types.ModuleType) -> list[str]:
 
 
 def _kind(obj) -> str:
+    if isinstance(obj, types.ModuleType):
+        return "module"
     if inspect.isclass(obj):
         return "class"
     if callable(obj):
@@ -106,6 +108,10 @@ def _own_doc(obj) -> str | None:
 
 def summary(obj) -> str:
     """The first sentence (line) of the docstring, or a description of a value."""
+    if _kind(obj) == "module":
+        doc = inspect.getdoc(obj) or ""
+        return f"`{obj.__name__}`" + (": " + doc.strip().split("\n\n")[0].replace("\n", " ").replace("|", "\\|")
+                                      if doc else "")
     if _kind(obj) == "data":
         text = repr(obj)
         return f"`{text if len(text) <= 60 else text[:57] + '...'}`"

@@ -300,6 +300,12 @@ class DataLoader:
         return index_iter, base, epoch
 
     def __iter__(self):
+        from .. import profiler
+        if profiler.active:  # ember.profiler: each batch's wait is an event (checked once per epoch)
+            return profiler.timed_batches(self._batches())
+        return self._batches()
+
+    def _batches(self):
         if self.num_workers == 0:
             return _SingleProcessIter(self)
         if self.persistent_workers:

@@ -42,8 +42,17 @@ def user_frame(depth: int = 2):
     return None
 
 
+# While a transform replays an equation (the backward pass transposing it), the line
+# of the user's code that equation came from: what equations it creates record.
+transform_source: contextvars.ContextVar[str] = contextvars.ContextVar("ember_transform_source", default="")
+
+
 def user_source() -> str:
-    """'file:line (function)' of the user's code that called into ember, or ''."""
+    """'file:line (function)' of the user's code that called into ember, or ''
+    (inside the backward pass: the source of the forward equation being transposed)."""
+    src = transform_source.get()
+    if src:
+        return src
     f = user_frame(2)
     if f is None:
         return ""
@@ -219,6 +228,8 @@ class Primitive:
             (unset: a test fails)
       cost: "cheap" | "expensive" (elementwise: worth materialising once
             when it has several consumers)
+      effectful: True for primitives run for an effect (ember.debug's
+            callbacks): DCE keeps them, CSE never merges them
 
     Example:
         >>> p = Primitive("my_neg")
@@ -238,6 +249,8 @@ class Primitive:
         self.taylor: Callable | None = None
         self.kind: str | None = None
         self.cost: str = "cheap"
+        # effectful: runs for its effect (a host callback); passes never drop, merge or reorder it
+        self.effectful: bool = False
         # Rules not meaningful for this primitive (e.g. transpose of a non-linear
         # op, jvp of an integer op); the coverage test reads this.
         self.not_applicable: set[str] = set()
@@ -386,6 +399,8 @@ class EvalTrace(Trace):
         except (ValueError, IndexError) as e:
             raise type(e)(f"{prim.name}: {e}{_where()}") from None
         wrap = _WRAP
+        if _debug_nans:  # ember.debug.nans (config "debug_nans"): one global read when off
+            _nan_hook(prim, vals, avals, out, out_aval, params)
         if prim.multiple_results:
             return [wrap(_checked(prim, o, a), device, a) for o, a in zip(out, out_aval)]
         if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:
@@ -437,6 +452,10 @@ def _eager_abstract_eval(prim, avals, params):
 def _unregistered(*_args):
     raise EmberError("ember.fx.core: no concrete array type is registered "
                      "(import ember, which registers ember.Array)")
+
+# set by ember.debug.nans.enable (config "debug_nans"): the eager NaN/Inf check
+_debug_nans = False
+_nan_hook = None
 
 
 _VALUE_TYPE: type | None = None

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import AbstractArray, Primitive, get_aval
+from .core import AbstractArray, Primitive, get_aval, transform_source
 
 _counter = itertools.count()
 
@@ -214,6 +214,20 @@ class ClosedGraph:
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
 
+    def pretty(self, source: bool = False) -> str:
+        """The IR text (`str(graph)`); `source=True` appends `# file:line` of the user's
+        code to each equation (equations made by transforms carry the line they derive
+        from). `ember.fx.parse` reads either text.
+
+        Example:
+            >>> import ember, ember.numpy as enp
+            >>> g = ember.make_graph(lambda x: enp.sin(x))(1.0)
+            >>> "# " in g.pretty(source=True), g.pretty() == str(g)
+            (True, True)
+        """
+        from .printing import format_graph
+        return format_graph(self.graph, self.consts, source=source)
+
     def to_dot(self) -> str:
         from .printing import to_dot
         return to_dot(self.graph)
@@ -231,7 +245,8 @@ class ClosedGraph:
 def eval_graph(graph: Graph, consts, *args) -> list:
     """Evaluate a graph by binding each equation under the current trace.
 
-    Because it binds, evaluating a graph inside a transform transforms it.
+    Because it binds, evaluating a graph inside a transform transforms it; the
+    equations a transform stages meanwhile record each original equation's source.
     """
     env: dict[Var, Any] = {}
 
@@ -246,7 +261,12 @@ def eval_graph(graph: Graph, consts, *args) -> list:
         env[v] = x
     for eq in graph.equations:
         ins = [read(a) for a in eq.inputs]
-        outs = eq.prim.bind(*ins, **eq.params)
+        # what a transform creates from this equation records the equation's own line
+        tok = transform_source.set(eq.source)
+        try:
+            outs = eq.prim.bind(*ins, **eq.params)
+        finally:
+            transform_source.reset(tok)
         if eq.prim.multiple_results:
             for v, o in zip(eq.outputs, outs):
                 env[v] = o

@@ -47,7 +47,7 @@ class ParseError(ValueError):
 
 _NUM = r"(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|nan0x[0-9a-f]+|(?:inf|nan)(?![A-Za-z0-9_]))"
 _TOKEN = re.compile(rf"""
- (?P<ws>\s+)
+ (?P<ws>\s+|\#[^\n]*)
 |(?P<str>"(?:[^"\\]|\\.)*")
 |(?P<num>[-+]?{_NUM}(?:[-+]{_NUM}j)?)
 |(?P<name>[A-Za-z_][A-Za-z0-9_.]*)

@@ -171,7 +171,7 @@ def _value_tasks(v, indent: int) -> list:
     return ["!" + json.dumps(str(v))]
 
 
-def _graph_tasks(graph: Graph, indent: int) -> list:
+def _graph_tasks(graph: Graph, indent: int, source: bool = False) -> list:
     names = _Names()
     pad = " " * indent
     cv = " ".join(f"{names(v)}:{format_type(v.aval)}" for v in graph.constvars)
@@ -186,7 +186,8 @@ def _graph_tasks(graph: Graph, indent: int) -> list:
             for i, (k, v) in enumerate(sorted(eq.params.items())):
                 parts += [(" " if i else "") + k + "=", ("value", v, indent + 4)]
             parts.append("]")
-        parts.append((" " + ins if ins else "") + "\n")
+        note = f"  # {_short_source(eq.source)}" if source and eq.source else ""
+        parts.append((" " + ins if ins else "") + note + "\n")
     outs = ", ".join(names(a) for a in graph.outputs)
     if len(graph.outputs) == 1:
         outs += ","
@@ -194,7 +195,19 @@ def _graph_tasks(graph: Graph, indent: int) -> list:
     return parts
 
 
-def _render(first: list, seen: list | None = None) -> str:
+def _short_source(src: str) -> str:
+    # 'file:line (function)' -> 'file:line', the file relative to the working directory
+    # when it lies below it (the comment stays short)
+    import os
+    loc = src.split(" (", 1)[0]
+    try:
+        rel = os.path.relpath(loc)
+    except ValueError:
+        return loc
+    return loc if rel.startswith("..") else rel
+
+
+def _render(first: list, seen: list | None = None, source: bool = False) -> str:
     out: list[str] = []
     stack = list(reversed(first))
     while stack:
@@ -206,7 +219,7 @@ def _render(first: list, seen: list | None = None) -> str:
         if kind == "graph":
             if seen is not None:
                 seen.append(x)
-            stack.extend(reversed(_graph_tasks(x.graph if isinstance(x, ClosedGraph) else x, indent)))
+            stack.extend(reversed(_graph_tasks(x.graph if isinstance(x, ClosedGraph) else x, indent, source)))
         else:
             stack.extend(reversed(_value_tasks(x, indent)))
     return "".join(out)
@@ -229,9 +242,11 @@ def format_equation(eq, names=None, indent: int = 0) -> str:
     return text.rsplit("\n", 1)[0][indent + 4:]
 
 
-def format_graph(graph: Graph, consts=None, indent: int = 0, names=None) -> str:
-    """Render a graph as text; `consts` values are not printed, only their types."""
-    return _render([("graph", graph, indent)])
+def format_graph(graph: Graph, consts=None, indent: int = 0, names=None, source: bool = False) -> str:
+    """Render a graph as text; `consts` values are not printed, only their types.
+    `source=True` ends each equation's line with `# file:line` of the user's code
+    that made it (a comment: `ember.fx.parse` skips it)."""
+    return _render([("graph", graph, indent)], source=source)
 
 
 def consts_in_order(closed) -> list:

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from .. import config
+from .. import profiler as _prof
 from .. import dtypes as _dt
 from .._host import from_host
 from ..array import Array, wrap_buffer
@@ -26,6 +27,7 @@ from ..backends.base import DEFAULT_BACKEND, get_backend
 from ..fx.drivers import call_driver, register_driver
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
+from ..fx import core as _core
 from ..fx import trace_context
 from ..fx.ir import ClosedGraph, Graph
 from ..fx.passes import optimize
@@ -34,6 +36,7 @@ from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from . import captured_state
 from .batching import batch_graph
+from .donation import donate, normalize as normalize_donation
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
@@ -48,17 +51,25 @@ def _jit_abstract(*avals, graph, name, backend):
     return list(graph.out_avals)
 
 
-def executable_for(graph: ClosedGraph, backend: str):
+def executable_for(graph: ClosedGraph, backend: str, name: str = "fun"):
     """Compile (once per graph and backend) and return the executable."""
     exe = graph._cache.get(backend)
     if exe is None:
         b = get_backend(backend)
+        t0 = _prof._now_us() if _prof.active else None
         exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
+        if t0 is not None:  # ember.profiler: the compile event
+            _prof.note_compile(name, backend, t0, _prof._now_us() - t0, len(graph.equations))
+    if _core._debug_nans:  # ember.debug.nans: locate the equation behind a NaN/Inf result
+        from ..debug.nans import checked
+        exe = checked(exe, graph)
+    if _prof.active:  # ember.profiler: time the call and its steps
+        exe = _prof.profiled(exe, graph, name, backend)
     return exe
 
 
 def _jit_impl(*vals, graph, name, backend):
-    return executable_for(graph, backend)(*vals)
+    return executable_for(graph, backend, name)(*vals)
 
 
 def bind_graph(closed: ClosedGraph, args, name, backend):
@@ -193,7 +204,7 @@ class JitFunction:
         # through the signature, so f(x, 2) and f(x, s=2) are both static
         self.static_argnums, self.static_argnames, self._named_nums = _infer_statics(
             fun, tuple(static_argnums), tuple(static_argnames))
-        self.donate_argnums = donate_argnums
+        self.donate_argnums = normalize_donation(donate_argnums, self.static_argnums, fun)
         # None: run on the backend the arguments live on (see _backend_of)
         self.backend = backend
         self._cache: dict = {}
@@ -310,10 +321,11 @@ class JitFunction:
                (_dt.default_float, trace_context.key()))
         entry = self._cache.get(key)
         if entry is None:
+            t0 = _prof._now_us() if _prof.active else None
             entry = self._trace(args, static, nums, in_tree, avals)
             if entry.cacheable:
                 self._cache[key] = entry
-            self._log_compile(key, in_tree, avals, static)
+            self._log_compile(key, in_tree, avals, static, t0)
         if entry.guards:  # captured module state: warn if it changed since tracing
             captured_state.check(entry, getattr(self.fun, "__qualname__", "fun"))
         if current_trace() is _EVAL and entry.cacheable and all(type(o) is Array for o in ops):
@@ -322,8 +334,9 @@ class JitFunction:
             # generic dispatch.
             dev = ops[0]._device if ops else None
             if dev is None or (dev.backend.name == backend and all(o._device is dev for o in ops)):
-                exe = entry.graph._cache.get(backend) or executable_for(entry.graph, backend)
+                exe = executable_for(entry.graph, backend, getattr(self.fun, "__name__", "fun"))
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
+                        and not self.donate_argnums
                         and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
                     if self._fast_epoch != _dt.default_epoch:
                         self._fast.clear()
@@ -331,10 +344,15 @@ class JitFunction:
                         self._fast_epoch = _dt.default_epoch
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf(), dev)
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
+                if self.donate_argnums:  # transforms/donation.py: delete donated arrays, reuse buffers
+                    donate(args, self.donate_argnums, getattr(exe, "exe", exe), getattr(self.fun, "__name__", "fun"))
                 return tree_unflatten(entry.out_tree, [wrap_buffer(b, dev, a)
                                                        for b, a in zip(outs, entry.out_avals)])
         outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
                                name=getattr(self.fun, "__name__", "fun"), backend=backend)
+        if self.donate_argnums and current_trace() is _EVAL:  # transforms/donation.py
+            donate(args, self.donate_argnums, entry.graph._cache.get(backend),
+                   getattr(self.fun, "__name__", "fun"))
         return tree_unflatten(entry.out_tree, outs)
 
     def _backend_of(self, ops, in_tree, n, nums) -> str:
@@ -393,10 +411,12 @@ class JitFunction:
         self.compile_count += 1
         return e
 
-    def _log_compile(self, key, in_tree, avals, static):
-        if not config.log_compiles():
-            return
+    def _log_compile(self, key, in_tree, avals, static, t0=None):
         name = getattr(self.fun, "__qualname__", "fun")
+        if not config.log_compiles() and t0 is None:
+            # remembered even when nothing is logged: a later log or profile names the change
+            self._last_keys[name] = (key, static)
+            return
         prev = self._last_keys.get(name)
         if prev is None:
             reason = "first call"
@@ -419,15 +439,30 @@ class JitFunction:
                 diffs.append(f"trace settings changed: {dict(p_ctx)} -> {dict(key[4][1])}")
             reason = "; ".join(diffs) or "cache entry not reusable (closes over traced values)"
         self._last_keys[name] = (key, static)
+        if t0 is not None:  # ember.profiler: the trace event and its cause
+            _prof.note_cause(getattr(self.fun, "__name__", "fun"), reason, t0, _prof._now_us() - t0)
+        if not config.log_compiles():
+            return
         print(f"[ember] compiling {name} for ({', '.join(a.str_short() for a in avals)}): {reason}",
               file=sys.stderr)
 
-    def lower(self, *args, **kwargs) -> ClosedGraph:
-        """The optimised graph that a call with these arguments runs."""
+    def lower(self, *args, **kwargs):
+        """The program a call with these arguments runs, as a `Lowered`
+        (transforms/lowered.py): `.as_text()` / `("kernels")` / `("llvm")` / `("asm")`,
+        `.cost_analysis()`, `.compile()`; it reads like the optimised ClosedGraph
+        (`.graph`, `.consts`, `.equations`, `str()`).
+
+        Example:
+            >>> import ember
+            >>> [e.prim.name for e in ember.jit(lambda x: x * 2.0).lower(1.0).equations]
+            ['mul']
+        """
+        from .lowered import Lowered
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
         avals = self._operands(leaves, in_tree, len(args), nums)[1]
-        return self._trace(args, static, nums, in_tree, avals).graph
+        return Lowered(self, self._trace(args, static, nums, in_tree, avals), in_tree, avals,
+                       self._static_cache_key(static))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
@@ -436,9 +471,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
 
     `static_argnums` / `static_argnames` are passed to `fun` as Python values
     (they must be hashable; a new value recompiles, and so does a value of a new
-    type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  `donate_argnums` is
-    accepted for JAX compatibility; ember does not reuse donated buffers yet,
-    so it has no effect.  It runs on the backend its arguments live on (arrays
+    type: `2`, `2.0` and `True` are three programs, and so are `0.0` and `-0.0`).  The
+    ember Arrays in `donate_argnums` positions are deleted by a concrete call (using
+    one again raises `DonatedArrayError`) and their buffers reused for outputs
+    (transforms/donation.py).  It runs on the backend its arguments live on (arrays
     on `reference:cpu:0` are interpreted, arrays on `cpu:0` compiled to native code;
     arguments on two backends are an error); `backend="reference"` (or any backend's
     name) overrides that, e.g. to debug with the numpy interpreter.  Set EMBER_LOG_COMPILES=1 to see

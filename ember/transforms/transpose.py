@@ -8,7 +8,7 @@ Example:
 """
 from __future__ import annotations
 
-from ..fx.core import UndefinedPrimal, Zero, get_aval, tangent_aval
+from ..fx.core import UndefinedPrimal, Zero, get_aval, tangent_aval, transform_source
 from ..fx.ir import Graph, Literal, Var
 from ..fx.prims.rules import add_tangents, instantiate
 from ..fx.staging import trace_flat
@@ -34,7 +34,11 @@ def backward_pass(graph: Graph, consts, cts_out) -> list:
             linear.update(eq.outputs)
         else:
             ins = [a.value if type(a) is Literal else known[a] for a in eq.inputs]
-            out = eq.prim.bind(*ins, **eq.params)
+            tok = transform_source.set(eq.source)   # what it creates keeps the forward line
+            try:
+                out = eq.prim.bind(*ins, **eq.params)
+            finally:
+                transform_source.reset(tok)
             if eq.prim.multiple_results:
                 known.update(zip(eq.outputs, out))
             else:
@@ -66,7 +70,11 @@ def backward_pass(graph: Graph, consts, cts_out) -> list:
             ct_arg = [Zero(tangent_aval(v.aval)) if c is None else c for v, c in zip(eq.outputs, cts)]
         else:
             ct_arg = cts[0]
-        cts_in = eq.prim.transpose(ct_arg, *args, **eq.params)
+        tok = transform_source.set(eq.source)   # equations it creates keep the forward line
+        try:
+            cts_in = eq.prim.transpose(ct_arg, *args, **eq.params)
+        finally:
+            transform_source.reset(tok)
         for a, c in zip(eq.inputs, cts_in):
             write(a, c)
 

@@ -249,7 +249,8 @@ ZERO_SERIES = {"and", "argmax", "argmin", "bitcast_convert_type", "ceil", "clz",
                "iota", "is_finite", "le", "lt", "ne", "nextafter", "not", "or", "population_count",
                "reduce_and", "reduce_or", "reduce_xor", "round", "shift_left", "shift_right_arithmetic",
                "shift_right_logical", "sign", "stop_gradient", "xor", "threefry2x32"}
-COVERED_ELSEWHERE = {"custom_vjp_call"}   # test_custom_vjp_uses_the_primal_function
+COVERED_ELSEWHERE = {"custom_vjp_call",   # test_custom_vjp_uses_the_primal_function
+                     "debug_callback"}   # tests/debug/test_callbacks.py::test_jet_prints_primal
 
 
 def test_every_primitive_has_a_taylor_rule():

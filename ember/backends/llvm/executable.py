@@ -91,7 +91,8 @@ _K_INLINE, _K_PARALLEL, _LIB = range(3)
 
 class _Step:
     """What one step needs at run time (shared by every state of an executable)."""
-    __slots__ = ("kind", "fn", "addr", "total", "min_rows", "init", "inputs", "outputs", "multiple", "addr_out")
+    __slots__ = ("kind", "fn", "addr", "total", "min_rows", "init", "inputs", "outputs", "multiple", "addr_out",
+                 "step")   # step: the program step it runs (ember.profiler names and costs it)
 
 
 class _State:
@@ -133,6 +134,7 @@ class NativeExecutable(Executable):
         gemm = False
         for step in program.steps:
             d = _Step()
+            d.step = step
             if isinstance(step, KERNELS):
                 d.addr = addresses[step.name]
                 d.fn = KernelLauncher(d.addr, 1)._fn

@@ -37,7 +37,7 @@ def cse(graph: Graph) -> Graph:
         inputs = [rename.get(a, a) if type(a) is Var else a for a in eq.inputs]
         p = _hashable(eq.params)
         key = None
-        if p is not None and eq.prim.name not in _EFFECTFUL:
+        if p is not None and not eq.prim.effectful:
             atoms = tuple(_key_atom(a, rename) for a in inputs)
             if eq.prim.name in _COMMUTATIVE and len(atoms) == 2:
                 # `mul 1.0 x` and `mul x 1.0` are one value: a canonical operand order
@@ -69,7 +69,3 @@ def _order(atom):
     # Vars by creation count, literals after them by their bits
     return (0, atom.count, ()) if type(atom) is Var else (1, 0, atom)
 
-
-# Primitives whose repeated application must not be merged (none yet carry effects,
-# but random-number primitives with equal keys are deliberately equal, so none here).
-_EFFECTFUL: set[str] = set()

@@ -1,4 +1,5 @@
-"""Dead-code elimination: drop equations whose outputs are never used.
+"""Dead-code elimination: drop equations whose outputs are never used (effectful
+equations, such as `ember.debug.print`'s callbacks, are always kept).
 
 Example:
     >>> import ember
@@ -16,7 +17,7 @@ def dce(graph: Graph) -> Graph:
     live = {a for a in graph.outputs if type(a) is Var}
     kept = []
     for eq in reversed(graph.equations):
-        if any(v in live for v in eq.outputs):
+        if eq.prim.effectful or any(v in live for v in eq.outputs):
             kept.append(eq)
             live.update(a for a in eq.inputs if type(a) is Var)
     kept.reverse()

@@ -6,4 +6,5 @@ from . import contraction, conv, window  # noqa: F401
 from . import linalg, fft  # noqa: F401
 from . import indexing  # noqa: F401
 from . import collective  # noqa: F401
+from . import callback  # noqa: F401  (ember.debug)
 from . import taylor  # noqa: F401  (Taylor rules, after every family)
