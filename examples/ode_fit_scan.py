@@ -131,7 +131,7 @@ def main(argv=None) -> dict:
           f"RK4 with dt={args.dt / args.substeps:g} inside ember.scan")
 
     # reverse mode through the scan agrees with forward mode (a directional derivative)
-    v = enp.asarray([0.3, -0.7])
+    v = enp.asarray([0.3, -0.7], dtype="float64")   # a tangent has its primal's dtype
     fwd = float(ember.jvp(loss, (p0,), (v,))[1])
     rev = float(enp.vdot(ember.grad(loss)(p0), v))
     print(f"check: jvp {fwd:.8f} vs grad . v {rev:.8f} (rel diff {abs(fwd - rev) / abs(fwd):.1e})")

@@ -12,8 +12,24 @@ import ember.nn  # noqa: F401  (registers its primitives, if any)
 import ember.numpy as enp
 import ember.random  # noqa: F401
 from ember import lax
-from ember.fx.core import PRIMITIVES
+from ember.fx.core import PRIMITIVES as _REGISTRY, Primitive
 from ember.transforms.jet import install_jvp_derived_rules, jet
+
+
+def _ember_primitives() -> dict:
+    """The primitives ember's own modules define (the registry also holds those that
+    tests and docstring examples register)."""
+    import importlib
+    import pkgutil
+    found = {}
+    for info in pkgutil.walk_packages(ember.__path__, "ember."):
+        for v in vars(importlib.import_module(info.name)).values():
+            if isinstance(v, Primitive) and _REGISTRY.get(v.name) is v:
+                found[v.name] = v
+    return found
+
+
+PRIMITIVES = _ember_primitives()
 
 install_jvp_derived_rules()
 
