@@ -215,10 +215,9 @@ def _scalar(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
     return fn
 
 
-def _variant(module: ir.Module, scalar: ir.Function, ty: ir.Type, n: int) -> ir.Function:
-    """Masked vector variant: returns at once unless a lane is set, else calls
-    the scalar function on the set lanes."""
-    vname = f"{scalar.name}.v{n}"
+def _lanes(module: ir.Module, scalar: ir.Function, ty: ir.Type, n: int) -> ir.Function:
+    """The scalar function on the lanes of ``x`` whose ``mask`` bit is set."""
+    vname = f"{scalar.name}.lanes{n}"
     fn = module.globals.get(vname)
     if fn is not None:
         return fn
@@ -230,18 +229,15 @@ def _variant(module: ir.Module, scalar: ir.Function, ty: ir.Type, n: int) -> ir.
     x, mask = fn.args
     entry, head, lane, nxt, done = (fn.append_basic_block(s) for s in ("entry", "head", "lane", "next", "done"))
     b = ir.IRBuilder(entry)
-    zero = ir.Constant(vt, [0.0] * n)
-    anyset = b.icmp_unsigned("!=", b.bitcast(mask, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
-    b.cbranch(anyset, head, done)
+    b.branch(head)
     b.position_at_end(head)
     i = b.phi(_I32)
     acc = b.phi(vt)
     i.add_incoming(ir.Constant(_I32, 0), entry)
-    acc.add_incoming(zero, entry)
+    acc.add_incoming(x, entry)
     b.cbranch(b.extract_element(mask, i), lane, nxt)
     b.position_at_end(lane)
-    y = b.call(scalar, [b.extract_element(x, i)])
-    with_y = b.insert_element(acc, y, i)
+    with_y = b.insert_element(acc, b.call(scalar, [b.extract_element(x, i)]), i)
     b.branch(nxt)
     b.position_at_end(nxt)
     acc2 = b.phi(vt)
@@ -252,10 +248,31 @@ def _variant(module: ir.Module, scalar: ir.Function, ty: ir.Type, n: int) -> ir.
     acc.add_incoming(acc2, nxt)
     b.cbranch(b.icmp_unsigned("<", i2, ir.Constant(_I32, n)), head, done)
     b.position_at_end(done)
-    res = b.phi(vt)
-    res.add_incoming(zero, entry)
-    res.add_incoming(acc2, nxt)
-    b.ret(res)
+    b.ret(acc2)
+    return fn
+
+
+def _variant(module: ir.Module, scalar: ir.Function, ty: ir.Type, n: int) -> ir.Function:
+    """Masked vector variant: returns at once unless a lane is set, else runs
+    the scalar function on the set lanes (in ``_lanes``)."""
+    vname = f"{scalar.name}.v{n}"
+    fn = module.globals.get(vname)
+    if fn is not None:
+        return fn
+    vt, mt = ir.VectorType(ty, n), ir.VectorType(_I1, n)
+    fn = ir.Function(module, ir.FunctionType(vt, [vt, mt]), name=vname)
+    fn.linkage = "internal"
+    for a in ("noinline", "nounwind"):
+        fn.attributes.add(a)
+    x, mask = fn.args
+    entry, slow, fast = (fn.append_basic_block(s) for s in ("entry", "slow", "fast"))
+    b = ir.IRBuilder(entry)
+    anyset = b.icmp_unsigned("!=", b.bitcast(mask, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
+    b.cbranch(anyset, slow, fast)
+    b.position_at_end(fast)
+    b.ret(x)
+    b.position_at_end(slow)
+    b.ret(b.call(_lanes(module, scalar, ty, n), [x, mask]))
     return fn
 
 
