@@ -59,6 +59,7 @@ from ..array import Array
 from ..fx.core import Tracer, get_aval
 from ..transforms import captured_state as _captured
 from .hooks import HookMixin, call_forward as _call_forward
+from ..fx.spelling import user_str
 
 __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -92,7 +93,7 @@ class Parameter:
     def __init__(self, data, requires_grad: bool = True):
         data = _enp().asarray(data)
         if not _dt.is_inexact(get_aval(data).dtype):
-            raise TypeError(f"nn.Parameter needs a floating-point array, got {get_aval(data)}")
+            raise TypeError(f"nn.Parameter needs a floating-point array, got {user_str(get_aval(data))}")
         self.data = data
         self.requires_grad = bool(requires_grad)
 
