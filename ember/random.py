@@ -43,6 +43,7 @@ from . import lax
 from . import numpy as enp
 from .fx.core import get_aval
 from .fx.prims import random as _tf
+from .fx.spelling import user_str
 
 __all__ = ["key", "PRNGKey", "key_data", "split", "fold_in", "threefry2x32", "bits", "uniform",
            "normal", "truncated_normal", "bernoulli", "categorical", "randint", "permutation",
@@ -62,7 +63,7 @@ def _check_key(k, fn: str):
         more = (" (a batch of keys: map over it with ember.vmap)"
                 if a.dtype == _U32 and a.ndim > 1 and a.shape[-1] == 2 else "")
         raise TypeError(f"random.{fn}: expected a key, a uint32[2] array from random.key or "
-                        f"random.split, got {a}{more}")
+                        f"random.split, got {user_str(a)}{more}")
     return k
 
 
@@ -86,7 +87,7 @@ def key(seed):
     s = enp.asarray(seed)
     a = get_aval(s)
     if a.shape != () or not _dt.is_integer(a.dtype):
-        raise TypeError(f"random.key: the seed must be an integer scalar, got {a}")
+        raise TypeError(f"random.key: the seed must be an integer scalar, got {user_str(a)}")
     if a.dtype.itemsize == 8:
         u = lax.convert_element_type(s, _dt.uint64) if a.dtype != _dt.uint64 else s
         hi = lax.convert_element_type(lax.shift_right_logical(u, np.uint64(32)), _U32)
@@ -148,10 +149,10 @@ def threefry2x32(key_words, x0, x1):
     x0, x1 = enp.asarray(x0), enp.asarray(x1)
     for v, what in ((kw, "key"), (x0, "x0"), (x1, "x1")):
         if get_aval(v).dtype != _U32:
-            raise TypeError(f"threefry2x32: {what} must be uint32, got {get_aval(v)}")
+            raise TypeError(f"threefry2x32: {what} must be uint32, got {user_str(get_aval(v))}")
     if get_aval(kw).shape != (2,) or get_aval(x0).shape != get_aval(x1).shape:
         raise TypeError(f"threefry2x32: needs a uint32[2] key and two counter arrays of one shape, "
-                        f"got {get_aval(kw)}, {get_aval(x0)}, {get_aval(x1)}")
+                        f"got {user_str(get_aval(kw))}, {user_str(get_aval(x0))}, {user_str(get_aval(x1))}")
     k0 = lax.reshape(lax.slice(kw, (0,), (1,)), ())
     k1 = lax.reshape(lax.slice(kw, (1,), (2,)), ())
     fn = _tf.threefry2x32 if _THREEFRY_IMPL[0] == "primitive" else _tf.threefry2x32_composite
@@ -198,7 +199,7 @@ def fold_in(key, data):
         d = enp.asarray(data)
         a = get_aval(d)
         if a.shape != () or not (_dt.is_integer(a.dtype)):
-            raise TypeError(f"random.fold_in: data must be an integer scalar, got {a}")
+            raise TypeError(f"random.fold_in: data must be an integer scalar, got {user_str(a)}")
         d = lax.convert_element_type(d, _U32)
     y0, y1 = threefry2x32(k, lax.reshape(np.uint32(0), (1,)), lax.reshape(d, (1,)))
     return lax.concatenate([y0, y1], 0)
@@ -491,7 +492,7 @@ def randint(key, shape, minval, maxval, dtype=_dt.int32):
             return enp.asarray(np.array(v, wd))
         v = enp.asarray(v)
         if not _dt.is_integer(get_aval(v).dtype):
-            raise TypeError(f"random.randint: minval/maxval must be integers, got {get_aval(v)}")
+            raise TypeError(f"random.randint: minval/maxval must be integers, got {user_str(get_aval(v))}")
         return enp.astype(v, wd)
 
     lo = enp.broadcast_to(bound(minval, 0), shape)

@@ -283,12 +283,31 @@ class GraphTypeError(Exception):
 
 def typecheck(graph: Graph | ClosedGraph) -> None:
     """Check that every variable is defined once before use and every equation's
-    output types match its primitive's abstract evaluation.
+    output types match its primitive's abstract evaluation, in ``graph`` and in
+    every sub-graph held in its equations' params (at any depth).
 
     Example:
         >>> import ember
         >>> typecheck(ember.make_graph(lambda x: x + 1.0)(2.0))
     """
+    # an explicit stack of graphs still to check: sub-graphs nest as deep as
+    # programs do (1,500 nested jits), far beyond Python's recursion limit
+    pending = [graph]
+    # a sub-graph shared by several equations (cond branches, a reused jit) is
+    # checked once: checking it per use is exponential in the nesting depth
+    seen: set = set()
+    while pending:
+        g = pending.pop()
+        if id(g) in seen:
+            continue
+        seen.add(id(g))
+        subs = _typecheck_one(g)
+        pending.extend(reversed(subs))
+
+
+def _typecheck_one(graph: Graph | ClosedGraph) -> list:
+    """Check one graph (not its sub-graphs); returns the sub-graphs it holds,
+    in order.  Sub-graphs are closed: each is checked in its own scope."""
     if isinstance(graph, ClosedGraph):
         for v, c in zip(graph.graph.constvars, graph.consts):
             a = get_aval(c)
@@ -311,6 +330,7 @@ def typecheck(graph: Graph | ClosedGraph) -> None:
             raise GraphTypeError(f"variable {a} used before definition in {where}")
         return a.aval
 
+    subs = []
     for v in graph.constvars + graph.inputs:
         define(v)
     for eq in graph.equations:
@@ -325,10 +345,10 @@ def typecheck(graph: Graph | ClosedGraph) -> None:
             if v.aval.shape != a.shape or v.aval.dtype != a.dtype:
                 raise GraphTypeError(f"{eq.prim}: binder {v.aval} but abstract eval says {a}\n  in {eq}")
             define(v)
-        for sub in _subgraphs(eq.params):
-            typecheck(sub)
+        subs.extend(_subgraphs(eq.params))
     for a in graph.outputs:
         use(a, "outputs")
+    return subs
 
 
 def _subgraphs(params):

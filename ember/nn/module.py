@@ -69,6 +69,7 @@ from ._names import flatten_names, unflatten_names
 from ._rng_streams import (_STREAM, _Stream, _draw_eager_key, _global_next_key,  # noqa: F401
                            _in_transform, manual_seed, next_rng_key, rng_scope)
 from ._snapshots import _SCOPE, _StateGuard, _restore, _scope_ids, _snapshot, _state_items
+from ..fx.spelling import user_str
 
 __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -97,7 +98,7 @@ class Parameter:
     def __init__(self, data, requires_grad: bool = True):
         data = enp.asarray(data)
         if not _dt.is_inexact(get_aval(data).dtype):
-            raise TypeError(f"nn.Parameter needs a floating-point array, got {get_aval(data)}")
+            raise TypeError(f"nn.Parameter needs a floating-point array, got {user_str(get_aval(data))}")
         self.data = data
         self.requires_grad = bool(requires_grad)
 

@@ -28,6 +28,7 @@ from ..fx.core import Tracer, get_aval
 from .. import dtypes as _dt
 from .module import Module, _global_next_key, _in_transform, _swapped, flatten_names, unflatten_names
 from .. import numpy as enp
+from ..fx.spelling import user_str
 
 __all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward"]
 
@@ -66,7 +67,7 @@ def _loss_value_and_grads(model, loss_fn, has_aux, trainable, frozen, buffers, k
             loss, aux = out, None
         a = get_aval(loss)
         if a.shape != () or not _dt.is_float(a.dtype):
-            raise TypeError(f"loss_fn must return a scalar floating-point loss, got {a}")
+            raise TypeError(f"loss_fn must return a scalar floating-point loss, got {user_str(a)}")
         return loss, (aux, new_buffers)
 
     (loss, (aux, new_buffers)), g = ember.value_and_grad(inner, has_aux=True)(dict(trainable))

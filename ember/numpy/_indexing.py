@@ -30,6 +30,7 @@ from ._core import broadcast_shapes, broadcast_to, ensure_array
 from ._elementwise import (add, clip, divide, floor_divide, multiply, negative, pow as _pow,
                            remainder)
 from ._util import canonicalize_axis, concrete, concrete_or_none, const, no_numpy_feature
+from ..fx.spelling import user_str
 
 __all__ = ["take", "take_along_axis", "getitem", "AtIndexer", "unravel_index",
            "ravel_multi_index", "ix_", "indices", "diag_indices", "diag_indices_from",
@@ -86,7 +87,7 @@ def _slice_part(v, what):
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, Tracer) and v.concrete_value() is None:
-        raise TypeError(f"slice {what} must be a static integer; got the traced value {v.aval}. "
+        raise TypeError(f"slice {what} must be a static integer; got the traced value {user_str(v.aval)}. "
                         f"Use ember.lax.dynamic_slice(x, start_indices, slice_sizes) for "
                         f"traced starts (the size must stay static).{_where_line()}")
     try:
@@ -130,7 +131,7 @@ def _parse(idx, shape, op):
                     raise TypeError(
                         f"{op}: boolean mask indexing needs concrete values: the result shape "
                         f"depends on how many entries are True, which is unknown for the traced "
-                        f"mask {a} (under jit/vmap/make_graph). Use ember.numpy.where(mask, x, "
+                        f"mask {user_str(a)} (under jit/vmap/make_graph). Use ember.numpy.where(mask, x, "
                         f"other) to select elementwise, or nonzero(mask, size=k) for a "
                         f"fixed-size index.{_where_line()}")
                 cv = np.asarray(cv)

@@ -21,6 +21,7 @@ from ._elementwise import floor_divide, isnan, remainder, subtract
 from ._indexing import _scatter, take
 from ._util import (INDEX_DTYPE, canonicalize_axes, canonicalize_axis, concrete, concrete_or_none,
                     const, no_numpy_feature, user_source)
+from ..fx.spelling import user_str
 
 __all__ = ["argmax", "argmin", "nanargmax", "nanargmin", "count_nonzero", "nonzero",
            "flatnonzero", "argwhere", "where", "searchsorted", "extract", "select", "digitize",
@@ -138,7 +139,7 @@ def _eager_values(x, op):
     if v is None:
         src = user_source()
         raise ConcretizationError(
-            f"{op}: the output shape depends on the values of the traced array {get_aval(x)}"
+            f"{op}: the output shape depends on the values of the traced array {user_str(get_aval(x))}"
             f"{argument_note(x)}, so it cannot run under jit/vmap/make_graph. Pass size=N (and fill_value=) for a "
             f"fixed-size result, or use ember.numpy.where(condition, x, y)."
             + (f"\n  at {src}" if src else ""))
@@ -385,7 +386,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     x = ensure_array(x)
     xa = get_aval(x)
     if xa.ndim != 1 or _dt.kind(xa.dtype) not in "iu":
-        raise TypeError(f"bincount needs a 1-D integer array, got {xa}")
+        raise TypeError(f"bincount needs a 1-D integer array, got {user_str(xa)}")
     if length is None:
         v = _eager_values(x, "bincount")
         if v.size and v.min() < 0:

@@ -23,6 +23,7 @@ from ._indexing import _scatter, take
 from ._searching import searchsorted
 from ._sorting import sort
 from ._util import INDEX_DTYPE, canonicalize_axis, concrete_or_none, const
+from ..fx.spelling import user_str
 
 __all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values", "unique", "isin",
            "intersect1d", "union1d", "setdiff1d", "setxor1d"]
@@ -53,7 +54,7 @@ def _host(x, op):
         src = user_source()
         raise ConcretizationError(
             f"{op}: the number of unique values depends on the data, so {op} needs concrete "
-            f"values and cannot run on the traced array {get_aval(x)} under jit/vmap/"
+            f"values and cannot run on the traced array {user_str(get_aval(x))} under jit/vmap/"
             f"make_graph{argument_note(x)}. Call it outside the transform, or use unique(x, size=k, "
             f"fill_value=...) for a fixed-size result." + (f"\n  at {src}" if src else ""))
     d = get_aval(x).dtype

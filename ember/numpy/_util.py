@@ -17,6 +17,7 @@ from .. import dtypes as _dt
 from ..array import Array
 from ..fx.core import (ConcretizationError, EmberError, Tracer, argument_note, const,  # noqa: F401
                        get_aval, user_source)
+from ..fx.spelling import user_str
 
 INDEX_DTYPE = _dt.int32  # the array API "default array index data type"
 
@@ -121,7 +122,7 @@ def concrete(x, op: str, why: str = "the output shape depends on the values"):
     if v is None:
         raise ConcretizationError(
             f"{op}: {why}, so it needs concrete (eager) values, but got the abstract value "
-            f"{get_aval(x)} under a trace (jit / vmap / make_graph){argument_note(x)}. Call it outside the "
+            f"{user_str(get_aval(x))} under a trace (jit / vmap / make_graph){argument_note(x)}. Call it outside the "
             f"transformed function, or use a fixed-size alternative (a `size=` argument or "
             f"ember.numpy.where).{_where()}")
     return v

@@ -29,6 +29,7 @@ from ..fx.prims.fft import FftType
 from ..fx.prims.fft import fft as _fft_prim
 from ._core import asarray
 from ._util import canonicalize_axis
+from ..fx.spelling import user_str
 
 __all__ = [
     "fft",
@@ -345,7 +346,7 @@ def _freqs(values, d, dtype):
         base = asarray(values.astype(dtype))
         dd = _cv.convert_element_type(d, dtype)
         if get_aval(dd).ndim:
-            raise shape_error("fftfreq", f"d must be a scalar, got {get_aval(dd)}")
+            raise shape_error("fftfreq", f"d must be a scalar, got {user_str(get_aval(dd))}")
         return _ew.div(base, dd)
     return asarray((values / d).astype(dtype))
 

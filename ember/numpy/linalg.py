@@ -32,6 +32,7 @@ from ..fx.prims import reduce as _red
 from ..fx.prims import shape as _sh
 from ._core import asarray, broadcast_shapes, broadcast_to
 from ._util import canonicalize_axis, check_dtype
+from ..fx.spelling import user_str
 
 __all__ = [
     "EigResult",
@@ -120,9 +121,9 @@ def _matrix_input(x, op, square=False):
     x = _arr(x)
     a = get_aval(x)
     if a.ndim < 2:
-        raise shape_error(op, f"expected an array of rank >= 2 (a stack of matrices), got {a}")
+        raise shape_error(op, f"expected an array of rank >= 2 (a stack of matrices), got {user_str(a)}")
     if square and a.shape[-1] != a.shape[-2]:
-        raise shape_error(op, f"expected square matrices in the last two dims, got {a}")
+        raise shape_error(op, f"expected square matrices in the last two dims, got {user_str(a)}")
     compute, out = _inexact_dtype(a.dtype)
     return _cv.convert_element_type(x, compute), out
 
@@ -202,7 +203,7 @@ def matmul(x1, x2, /):
     (a, b), _ = _promote_dtypes("matmul", x1, x2)
     aa, ba = get_aval(a), get_aval(b)
     if aa.ndim == 0 or ba.ndim == 0:
-        raise shape_error("matmul", f"operands must be at least 1-D, got {aa} and {ba} "
+        raise shape_error("matmul", f"operands must be at least 1-D, got {user_str(aa)} and {user_str(ba)} "
                           f"(use multiply for scalars)")
     va, vb = aa.ndim == 1, ba.ndim == 1
     if va:
@@ -211,7 +212,7 @@ def matmul(x1, x2, /):
         b = _sh.reshape(b, ba.shape + (1,))
     aa, ba = get_aval(a), get_aval(b)
     if aa.shape[-1] != ba.shape[-2]:
-        raise shape_error("matmul", f"contracted dims differ: {get_aval(x1)} @ {get_aval(x2)}")
+        raise shape_error("matmul", f"contracted dims differ: {user_str(get_aval(x1))} @ {user_str(get_aval(x2))}")
     if ba.ndim == 2:
         out = _dot.dot_general(a, b, (((aa.ndim - 1,), (0,)), ((), ())))
     else:
@@ -239,7 +240,7 @@ def matrix_transpose(x, /):
     """
     x = _arr(x)
     if get_aval(x).ndim < 2:
-        raise shape_error("matrix_transpose", f"expected rank >= 2, got {get_aval(x)}")
+        raise shape_error("matrix_transpose", f"expected rank >= 2, got {user_str(get_aval(x))}")
     return _mT(x)
 
 
@@ -299,7 +300,7 @@ def outer(x1, x2, /):
     (a, b), _ = _promote_dtypes("outer", x1, x2)
     aa, ba = get_aval(a), get_aval(b)
     if aa.ndim != 1 or ba.ndim != 1:
-        raise shape_error("outer", f"operands must be 1-D, got {aa} and {ba}")
+        raise shape_error("outer", f"operands must be 1-D, got {user_str(aa)} and {user_str(ba)}")
     shape = aa.shape + ba.shape
     return _ew.mul(_sh.broadcast_in_dim(a, shape, (0,)), _sh.broadcast_in_dim(b, shape, (1,)))
 
@@ -339,7 +340,7 @@ def diagonal(x, /, *, offset=0):
     x = _arr(x)
     a = get_aval(x)
     if a.ndim < 2:
-        raise shape_error("diagonal", f"expected rank >= 2, got {a}")
+        raise shape_error("diagonal", f"expected rank >= 2, got {user_str(a)}")
     offset = operator.index(offset)
     m, n = a.shape[-2:]
     length = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
@@ -570,19 +571,19 @@ def solve(x1, x2, /):
     (a, b), dtype = _promote_dtypes("solve", x1, x2)
     aa = get_aval(a)
     if aa.ndim < 2 or aa.shape[-1] != aa.shape[-2]:
-        raise shape_error("solve", f"x1 must be square matrices [..., M, M], got {aa}")
+        raise shape_error("solve", f"x1 must be square matrices [..., M, M], got {user_str(aa)}")
     compute, out = _inexact_dtype(dtype)
     a, b = _cv.convert_element_type(a, compute), _cv.convert_element_type(b, compute)
     ba = get_aval(b)
     m = get_aval(a).shape[-1]
     if ba.ndim == 1:
         if ba.shape[0] != m:
-            raise shape_error("solve", f"x2 {ba} does not match x1 {get_aval(a)}")
+            raise shape_error("solve", f"x2 {user_str(ba)} does not match x1 {user_str(get_aval(a))}")
         x = _solve_matrices(a, _sh.reshape(b, (m, 1)))
         xa = get_aval(x)
         return _back(_sh.reshape(x, xa.shape[:-1]), out)
     if ba.shape[-2] != m:
-        raise shape_error("solve", f"x2 {ba} must have {m} rows to match x1 {get_aval(a)} "
+        raise shape_error("solve", f"x2 {user_str(ba)} must have {m} rows to match x1 {user_str(get_aval(a))} "
                           f"(a 1-D x2 is a single vector)")
     return _back(_solve_matrices(a, b), out)
 
@@ -611,7 +612,7 @@ def matrix_power(x, n, /):
     x = _arr(x)
     a = get_aval(x)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
-        raise shape_error("matrix_power", f"expected square matrices, got {a}")
+        raise shape_error("matrix_power", f"expected square matrices, got {user_str(a)}")
     try:
         n = operator.index(n)
     except TypeError:
@@ -729,7 +730,7 @@ def lstsq(a, b, rcond=None):
     a, b = _cv.convert_element_type(a, compute), _cv.convert_element_type(b, compute)
     aa, ba = get_aval(a), get_aval(b)
     if aa.ndim != 2 or ba.ndim not in (1, 2) or ba.shape[0] != aa.shape[0]:
-        raise shape_error("lstsq", f"expected a [M, N] and b [M] or [M, K], got {aa} and {ba}")
+        raise shape_error("lstsq", f"expected a [M, N] and b [M] or [M, K], got {user_str(aa)} and {user_str(ba)}")
     m, n = aa.shape
     vec = ba.ndim == 1
     b2 = _sh.reshape(b, (m, 1)) if vec else b
@@ -821,7 +822,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     x, out = _norm_input(x)
     a = get_aval(x)
     if a.ndim < 2:
-        raise shape_error("matrix_norm", f"expected rank >= 2, got {a}")
+        raise shape_error("matrix_norm", f"expected rank >= 2, got {user_str(a)}")
     nd = a.ndim
     if ord in ("fro", None):
         r = _vector_norm_axes(x, (nd - 2, nd - 1), 2)

@@ -83,7 +83,7 @@ def _describe(x) -> str:
         return "None"
     if tree.structure(x).is_leaf():
         try:
-            return f"a leaf ({get_aval(x)})"
+            return f"a leaf ({get_aval(x).str_user()})"
         except TypeError:
             return f"a leaf of type {type(x).__name__}"
     if isinstance(x, dict):
@@ -132,7 +132,7 @@ def check_same_structure(a, b, a_name: str = "grads", b_name: str = "params") ->
         >>> check_same_structure({"w": 1}, {"v": 2})
         Traceback (most recent call last):
         ...
-        ValueError: grads and params have different pytree structures: at ['w'], grads has a leaf (i32[]) but params has nothing
+        ValueError: grads and params have different pytree structures: at ['w'], grads has a leaf (int32[]) but params has nothing
     """
     r = _first_difference(a, b)
     if r is None:

@@ -245,9 +245,9 @@ def test_bad_param_group_writes():
 def test_step_with_wrong_grads():
     opt = optim.Adam({"layer": {"w": enp.asarray(np.ones(2)), "b": enp.asarray(np.ones(1))}})
     with pytest.raises(ValueError, match=r"at \['layer'\]\['w'\], grads has nothing but params "
-                                         r"has a leaf \(f64\[2\]\)"):
+                                         r"has a leaf \(float64\[2\]\)"):
         opt.step({"layer": {"b": enp.asarray(np.ones(1))}})
-    with pytest.raises(ValueError, match=r"at \['layer'\]\['v'\], grads has a leaf \(f64\[2\]\) "
+    with pytest.raises(ValueError, match=r"at \['layer'\]\['v'\], grads has a leaf \(float64\[2\]\) "
                                          r"but params has nothing"):
         opt.step({"layer": {"b": enp.asarray(np.ones(1)), "v": enp.asarray(np.ones(2))}})
     with pytest.raises(TypeError, match="needs the gradients"):

@@ -27,7 +27,7 @@ def _sources_fingerprint() -> str:
     import hashlib
     import importlib
     h = hashlib.sha256()
-    for name in ("codegen", "values", "products", "ops", "mathlib", "_coefficients", "blas", "packed_gemm", "runtime",
+    for name in ("codegen", "values", "products", "ops", "mathlib", "trig_huge", "_coefficients", "blas", "packed_gemm", "runtime",
                  "target", "compiler"):
         with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
             h.update(f.read())

@@ -27,6 +27,7 @@ from ..axis_env import lookup
 from ..core import AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
 from . import convert, elementwise as ew, reduce as red, shape as sh
 from .rules import bdim_to_front, deflinear, moveaxis
+from ..spelling import user_str
 
 psum_p = Primitive("psum")
 pmax_p = Primitive("pmax")
@@ -71,7 +72,7 @@ pmin_p.abstract_eval = _same_abstract("pmin")
 def _all_gather_abstract(x, *, axis_name, axis):
     n = _frame(axis_name, "all_gather").size
     if not 0 <= axis <= x.ndim:
-        raise shape_error("all_gather", f"axis {axis} is out of range for an operand {x}")
+        raise shape_error("all_gather", f"axis {axis} is out of range for an operand {user_str(x)}")
     return AbstractArray(x.shape[:axis] + (n,) + x.shape[axis:], x.dtype, x.weak_type)
 
 
@@ -82,9 +83,9 @@ def _all_to_all_abstract(x, *, axis_name, split_axis, concat_axis):
     n = _frame(axis_name, "all_to_all").size
     if not (0 <= split_axis < x.ndim and 0 <= concat_axis < x.ndim):
         raise shape_error("all_to_all", f"split_axis {split_axis} / concat_axis {concat_axis} "
-                                        f"out of range for an operand {x}")
+                                        f"out of range for an operand {user_str(x)}")
     if x.shape[split_axis] != n:
-        raise shape_error("all_to_all", f"the split axis {split_axis} of {x} must have the axis "
+        raise shape_error("all_to_all", f"the split axis {split_axis} of {user_str(x)} must have the axis "
                                         f"{axis_name!r}'s size {n} (use tiled=True to split a "
                                         "multiple of it)")
     rest = x.shape[:split_axis] + x.shape[split_axis + 1:]

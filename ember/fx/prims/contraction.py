@@ -19,6 +19,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, get_aval, is_undefined, shape_error
 from .rules import defbilinear
+from ..spelling import user_str
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -47,7 +48,7 @@ def _normalize_dimension_numbers(dimension_numbers, lhs_ndim=None, rhs_ndim=None
 def _check_dims(name, x, dims, what):
     if len(set(dims)) != len(dims) or any(not 0 <= d < x.ndim for d in dims):
         raise shape_error("dot_general", f"{what} dimensions {dims} are out of range or repeated "
-                          f"for {name} {x}")
+                          f"for {name} {user_str(x)}")
 
 
 def _dot_general_abstract(lhs, rhs, *, dimension_numbers, preferred_element_type=None):
@@ -56,19 +57,19 @@ def _dot_general_abstract(lhs, rhs, *, dimension_numbers, preferred_element_type
     _check_dims("rhs", rhs, rc + rb, "contracting/batch")
     if len(lc) != len(rc) or len(lb) != len(rb):
         raise shape_error("dot_general", f"lhs and rhs need as many contracting and batch dims, "
-                          f"got {dimension_numbers} for {lhs} and {rhs}")
+                          f"got {dimension_numbers} for {user_str(lhs)} and {user_str(rhs)}")
     for what, ld, rd in (("contracting", lc, rc), ("batch", lb, rb)):
         ls = tuple(lhs.shape[d] for d in ld)
         rs = tuple(rhs.shape[d] for d in rd)
         if ls != rs:
-            raise shape_error("dot_general", f"{what} dimensions have different sizes: lhs {lhs} "
-                              f"dims {ld} are {ls}, rhs {rhs} dims {rd} are {rs}")
+            raise shape_error("dot_general", f"{what} dimensions have different sizes: lhs {user_str(lhs)} "
+                              f"dims {ld} are {ls}, rhs {user_str(rhs)} dims {rd} are {rs}")
     for x in (lhs, rhs):
         if x.dtype == _dt.float0:
             raise TypeError("dot_general does not accept float0 operands")
     if preferred_element_type is None:
         if lhs.dtype != rhs.dtype:
-            raise TypeError(f"dot_general: operands must have the same dtype, got {lhs} and {rhs} "
+            raise TypeError(f"dot_general: operands must have the same dtype, got {user_str(lhs)} and {user_str(rhs)} "
                             f"(promote first, or pass preferred_element_type)")
         out_dtype = lhs.dtype
         weak = lhs.weak_type and rhs.weak_type

@@ -28,6 +28,7 @@ from ..core import AbstractArray, Primitive, get_aval, is_undefined, shape_error
 from .contraction import _compute_dtype
 from .rules import defbilinear, moveaxis
 from .window import dilate_pad_np, padtype_to_pads, window_view_np
+from ..spelling import user_str
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -94,7 +95,7 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     ls, rs, os_ = dimension_numbers
     nd = lhs.ndim
     if nd < 2 or rhs.ndim != nd or not len(ls) == len(rs) == len(os_) == nd:
-        raise shape_error(name, f"lhs {lhs} and rhs {rhs} need equal rank >= 2 matching "
+        raise shape_error(name, f"lhs {user_str(lhs)} and rhs {user_str(rhs)} need equal rank >= 2 matching "
                           f"dimension_numbers {dimension_numbers}")
     nsp = nd - 2
     for what, v in (("window_strides", window_strides), ("padding", padding),
@@ -113,18 +114,18 @@ def _conv_abstract(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
     o, i = rhs.shape[rs[0]], rhs.shape[rs[1]]
     if c != i * fg:
         raise shape_error(name, f"lhs features ({c}) must equal rhs in-features ({i}) times "
-                          f"feature_group_count ({fg}); lhs {lhs}, rhs {rhs}")
+                          f"feature_group_count ({fg}); lhs {user_str(lhs)}, rhs {user_str(rhs)}")
     if o % (fg * bg):
         raise shape_error(name, f"rhs out-features ({o}) must be divisible by the group count "
-                          f"{fg * bg}; rhs {rhs}")
+                          f"{fg * bg}; rhs {user_str(rhs)}")
     if n % bg:
         raise shape_error(name, f"lhs batch ({n}) must be divisible by batch_group_count {bg}")
     ksp = tuple(rhs.shape[d] for d in rs[2:])
     if any(k < 1 for k in ksp):
-        raise shape_error(name, f"kernel spatial dims {ksp} must be positive; rhs {rhs}")
+        raise shape_error(name, f"kernel spatial dims {ksp} must be positive; rhs {user_str(rhs)}")
     if preferred_element_type is None:
         if lhs.dtype != rhs.dtype:
-            raise TypeError(f"{name}: operands must have the same dtype, got {lhs} and {rhs} "
+            raise TypeError(f"{name}: operands must have the same dtype, got {user_str(lhs)} and {user_str(rhs)} "
                             f"(promote first, or pass preferred_element_type)")
         dt, weak = lhs.dtype, lhs.weak_type and rhs.weak_type
     else:

@@ -13,6 +13,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
 from .rules import defvectorized
+from ..spelling import user_str
 
 
 def _convert_abstract(x, *, new_dtype, weak_type=False):
@@ -124,7 +125,7 @@ def _bitcast_abstract(x, *, new_dtype):
         shape = x.shape + (old // new,)
     else:
         if not x.shape or x.shape[-1] != new // old:
-            raise TypeError(f"bitcast_convert_type: {x} to {new_dtype} needs a last dimension "
+            raise TypeError(f"bitcast_convert_type: {user_str(x)} to {new_dtype} needs a last dimension "
                             f"of {new // old}")
         shape = x.shape[:-1]
     return AbstractArray(shape, new_dtype)

@@ -16,13 +16,14 @@ from ..core import (PRIMITIVES, AbstractArray, Primitive, Zero, const_like, get_
 from .reduce import _LOWP, _asnp, _check_dtype, _numeric, _ordered, _real_float
 from .elementwise import from_order_keys, order_keys
 from .rules import deflinear
+from ..spelling import user_str
 
 
 def _cum_abstract(name, allowed):
     def abstract_eval(x, *, axis, reverse):
         _check_dtype(name, x, allowed)
         if not 0 <= axis < x.ndim:
-            raise shape_error(name, f"axis {axis} is out of range for operand {x}")
+            raise shape_error(name, f"axis {axis} is out of range for operand {user_str(x)}")
         return AbstractArray(x.shape, x.dtype, x.weak_type)
     return abstract_eval
 

@@ -21,6 +21,7 @@ import scipy.special as _sp
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, is_undefined, shape_error
 from .rules import (defbilinear, defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
+from ..spelling import user_str
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -383,14 +384,14 @@ def _binary_abstract(name, allowed, out_dtype=None, same_dtype=True):
             if a.ndim:
                 if shape and a.shape != shape:
                     raise shape_error(name, "operands must have equal shapes (or be rank 0), got "
-                                      + ", ".join(str(b) for b in avals))
+                                      + ", ".join(user_str(b) for b in avals))
                 shape = a.shape
         d0 = avals[0].dtype
         for a in avals:
             _check_dtype(name, a, allowed)
             if same_dtype and a.dtype != d0:
                 raise TypeError(f"{name}: operands must have the same dtype, got "
-                                + ", ".join(str(b) for b in avals)
+                                + ", ".join(user_str(b) for b in avals)
                                 + " (promote with ember.numpy functions or convert_element_type)")
         d = out_dtype(d0) if out_dtype else d0
         return AbstractArray(shape, d, all(a.weak_type for a in avals))

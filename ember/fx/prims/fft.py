@@ -28,6 +28,7 @@ from ..core import AbstractArray, Primitive, get_aval, shape_error
 from . import elementwise as _ew
 from . import shape as _sh
 from .rules import deflinear, moveaxis
+from ..spelling import user_str
 
 
 class FftType:
@@ -49,7 +50,7 @@ def _fft_abstract(x, *, fft_type, fft_lengths):
         raise shape_error("fft", f"fft_lengths must be a non-empty tuple of positive ints, "
                           f"got {fft_lengths}")
     if x.ndim < k:
-        raise shape_error("fft", f"operand {x} has fewer than {k} dims to transform")
+        raise shape_error("fft", f"operand {user_str(x)} has fewer than {k} dims to transform")
     trailing = x.shape[x.ndim - k:]
     lead = x.shape[:x.ndim - k]
     n_last = fft_lengths[-1]
@@ -57,7 +58,7 @@ def _fft_abstract(x, *, fft_type, fft_lengths):
         if x.dtype not in (_dt.float32, _dt.float64):
             raise TypeError(f"fft: RFFT needs a float32/float64 operand, got {x.dtype}")
         if trailing != tuple(fft_lengths):
-            raise shape_error("fft", f"RFFT operand {x} must end in fft_lengths {fft_lengths}")
+            raise shape_error("fft", f"RFFT operand {user_str(x)} must end in fft_lengths {fft_lengths}")
         return AbstractArray(lead + tuple(fft_lengths[:-1]) + (n_last // 2 + 1,),
                              _dt.complex_dtype(x.dtype))
     if x.dtype not in (_dt.complex64, _dt.complex128):
@@ -65,11 +66,11 @@ def _fft_abstract(x, *, fft_type, fft_lengths):
     if fft_type == FftType.IRFFT:
         want = tuple(fft_lengths[:-1]) + (n_last // 2 + 1,)
         if trailing != want:
-            raise shape_error("fft", f"IRFFT operand {x} must end in {want} (the half spectrum "
+            raise shape_error("fft", f"IRFFT operand {user_str(x)} must end in {want} (the half spectrum "
                               f"of fft_lengths {fft_lengths})")
         return AbstractArray(lead + tuple(fft_lengths), _dt.real_dtype(x.dtype))
     if trailing != tuple(fft_lengths):
-        raise shape_error("fft", f"{fft_type} operand {x} must end in fft_lengths {fft_lengths}")
+        raise shape_error("fft", f"{fft_type} operand {user_str(x)} must end in fft_lengths {fft_lengths}")
     return AbstractArray(x.shape, x.dtype)
 
 

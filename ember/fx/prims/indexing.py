@@ -34,6 +34,7 @@ from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, _where, get_aval, is_undefined, shape_error, tangent_aval
 from .elementwise import from_order_keys, order_keys
 from .rules import add_tangents, aval_of, bdim_to_front, instantiate, moveaxis, zeros
+from ..spelling import user_str
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -140,7 +141,7 @@ def _check_common(op, operand, indices, index_map, obd, ibd, window_excl, map_na
         raise shape_error(op, f"operand_batching_dims {obd} and {ibd_name} {ibd} differ in length")
     for a, b in zip(obd, ibd):
         if operand.shape[a] != indices.shape[b]:
-            raise shape_error(op, f"operand batching dim {a} of {operand} and indices batching dim "
+            raise shape_error(op, f"operand batching dim {a} of {user_str(operand)} and indices batching dim "
                               f"{b} of {indices} differ in size")
 
 
@@ -151,7 +152,7 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, mode, 
     dn = dimension_numbers
     op = "gather"
     if len(slice_sizes) != operand.ndim:
-        raise shape_error(op, f"operand {operand} needs {operand.ndim} slice_sizes, got {slice_sizes}")
+        raise shape_error(op, f"operand {user_str(operand)} needs {operand.ndim} slice_sizes, got {slice_sizes}")
     for n, s in zip(operand.shape, slice_sizes):
         if not 0 <= s <= n:
             raise _index_error(op, f"slice_sizes {slice_sizes} do not fit in shape {operand.shape}")
@@ -169,7 +170,7 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, mode, 
     out_rank = nb + len(wdims)
     if len(dn.offset_dims) != len(wdims):
         raise shape_error(op, f"offset_dims {dn.offset_dims} must have one entry per window dim "
-                          f"({len(wdims)}) of operand {operand}")
+                          f"({len(wdims)}) of operand {user_str(operand)}")
     _check_dimset(op, "offset_dims", dn.offset_dims, out_rank, f"an output of rank {out_rank} "
                   f"(operand shape {operand.shape}, indices shape {indices.shape})")
     bs, ws = iter(indices.shape[:-1]), iter(slice_sizes[d] for d in wdims)
@@ -346,7 +347,7 @@ def _scatter_abstract_for(name, allow_complex=True):
                       unique_indices):
         dn = dimension_numbers
         if updates.dtype != operand.dtype:
-            raise TypeError(f"{name}: updates {updates} must have the dtype of operand {operand}")
+            raise TypeError(f"{name}: updates {user_str(updates)} must have the dtype of operand {user_str(operand)}")
         if not allow_complex and _dt.kind(operand.dtype) == "c":
             raise TypeError(f"{name} does not accept complex dtype {operand.dtype}")
         _check_dimset(name, "inserted_window_dims", dn.inserted_window_dims, operand.ndim,
@@ -359,10 +360,10 @@ def _scatter_abstract_for(name, allow_complex=True):
         wdims = _window_dims(operand.ndim, dn.inserted_window_dims, dn.operand_batching_dims)
         if len(dn.update_window_dims) != len(wdims):
             raise shape_error(name, f"update_window_dims {dn.update_window_dims} must have one entry "
-                              f"per window dim ({len(wdims)}) of operand {operand}")
+                              f"per window dim ({len(wdims)}) of operand {user_str(operand)}")
         scatter_sizes = tuple(s for p, s in enumerate(updates.shape) if p not in dn.update_window_dims)
         if scatter_sizes != indices.shape[:-1]:
-            raise shape_error(name, f"the scatter dims of updates {updates} must match the batch dims "
+            raise shape_error(name, f"the scatter dims of updates {user_str(updates)} must match the batch dims "
                               f"{indices.shape[:-1]} of indices {indices}")
         for p, d in zip(dn.update_window_dims, wdims):
             if updates.shape[p] > operand.shape[d]:

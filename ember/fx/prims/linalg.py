@@ -32,6 +32,7 @@ from . import reduce as _red
 from . import shape as _sh
 from .contraction import dot_general
 from .rules import bdim_to_front, moveaxis
+from ..spelling import user_str
 
 _LINALG_DTYPES = (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128)
 
@@ -48,9 +49,9 @@ def _check_dtype(name, *avals):
 
 def _check_matrix(name, a, square=False):
     if a.ndim < 2:
-        raise shape_error(name, f"expected a (batch of) matrices of rank >= 2, got {a}")
+        raise shape_error(name, f"expected a (batch of) matrices of rank >= 2, got {user_str(a)}")
     if square and a.shape[-1] != a.shape[-2]:
-        raise shape_error(name, f"expected square matrices in the last two dims, got {a}")
+        raise shape_error(name, f"expected square matrices in the last two dims, got {user_str(a)}")
 
 
 def _aval(shape, dtype):
@@ -293,15 +294,15 @@ def _ts_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diago
     _check_dtype("triangular_solve", a, b)
     _check_matrix("triangular_solve", a, square=True)
     if a.dtype != b.dtype:
-        raise TypeError(f"triangular_solve: a and b must have the same dtype, got {a} and {b}")
+        raise TypeError(f"triangular_solve: a and b must have the same dtype, got {user_str(a)} and {user_str(b)}")
     if b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]:
-        raise shape_error("triangular_solve", f"a and b must have equal batch dims, got {a} and {b}")
+        raise shape_error("triangular_solve", f"a and b must have equal batch dims, got {user_str(a)} and {user_str(b)}")
     m = a.shape[-1]
     k = b.shape[-2] if left_side else b.shape[-1]
     if k != m:
         side = "rows" if left_side else "columns"
-        raise shape_error("triangular_solve", f"b must have {m} {side} to match a {a} "
-                          f"(left_side={left_side}), got {b}")
+        raise shape_error("triangular_solve", f"b must have {m} {side} to match a {user_str(a)} "
+                          f"(left_side={left_side}), got {user_str(b)}")
     return _aval(b.shape, b.dtype)
 
 

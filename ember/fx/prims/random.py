@@ -20,6 +20,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, shape_error, tangent_aval
 from .rules import bdim_to_front
+from ..spelling import user_str
 
 ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 KS_PARITY = 0x1BD11BDA
@@ -32,11 +33,11 @@ def _abstract(k0, k1, x0, x1):
     avals = (k0, k1, x0, x1)
     for a, what in zip(avals, ("k0", "k1", "x0", "x1")):
         if a.dtype != _dt.uint32:
-            raise TypeError(f"threefry2x32: {what} must be uint32, got {a}")
+            raise TypeError(f"threefry2x32: {what} must be uint32, got {user_str(a)}")
     shapes = {a.shape for a in avals if a.shape != ()}
     if len(shapes) > 1:
         raise shape_error("threefry2x32", f"operands must have equal shapes or be rank 0, got "
-                                          f"{', '.join(str(a) for a in avals)}")
+                                          f"{', '.join(user_str(a) for a in avals)}")
     shape = shapes.pop() if shapes else ()
     out = AbstractArray(shape, _dt.uint32)
     return [out, out]

@@ -16,6 +16,7 @@ from ... import dtypes as _dt
 from ..core import PRIMITIVES, AbstractArray, Primitive, Zero, get_aval, shape_error, tangent_aval
 from .elementwise import from_order_keys, order_keys
 from .rules import defjvp_zero, deflinear
+from ..spelling import user_str
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -59,7 +60,7 @@ def _check_dtype(name, x, allowed):
 
 def _check_axes(name, x, axes):
     if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
-        raise shape_error(name, f"axes {axes} are out of range or repeated for operand {x}")
+        raise shape_error(name, f"axes {axes} are out of range or repeated for operand {user_str(x)}")
 
 
 def _reduce_abstract(name, allowed):
@@ -374,10 +375,10 @@ def _arg_abstract(name):
         if not _dt.is_integer(index_dtype):
             raise TypeError(f"{name}: index_dtype must be an integer dtype, got {index_dtype}")
         if not 0 <= axis < x.ndim:
-            raise shape_error(name, f"axis {axis} is out of range for operand {x}")
+            raise shape_error(name, f"axis {axis} is out of range for operand {user_str(x)}")
         if x.shape[axis] == 0:
             raise shape_error(name, f"cannot take the {name[3:]} of an empty axis {axis} "
-                              f"of operand {x}")
+                              f"of operand {user_str(x)}")
         return AbstractArray(x.shape[:axis] + x.shape[axis + 1:], index_dtype)
     return abstract_eval
 

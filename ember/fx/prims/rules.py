@@ -21,6 +21,7 @@ import numpy as np
 
 from ..core import AbstractArray, Zero, get_aval, is_undefined, tangent_aval
 from ... import dtypes as _dt
+from ..spelling import user_str
 
 
 # --- small value helpers used by many rules ---------------------------------------
@@ -67,7 +68,7 @@ def broadcast_to_shape(x, shape):
     from .shape import broadcast_in_dim
     if a.ndim == 0:
         return broadcast_in_dim(x, shape, ())
-    raise ValueError(f"cannot broadcast {a} to {shape}")
+    raise ValueError(f"cannot broadcast {user_str(a)} to {shape}")
 
 
 def unbroadcast(aval: AbstractArray, ct):

@@ -16,18 +16,19 @@ from ... import dtypes as _dt
 from ..core import (AbstractArray, Primitive, Zero, _where, const, get_aval, is_undefined, shape_error,
                     tangent_aval)
 from .rules import aval_of, bdim_to_front, deflinear, instantiate, moveaxis, zeros
+from ..spelling import user_str
 
 # --- broadcast_in_dim -----------------------------------------------------------------
 
 def _bid_abstract(x, *, shape, broadcast_dimensions):
     bd = broadcast_dimensions
     if len(bd) != x.ndim:
-        raise shape_error("broadcast_in_dim", f"operand {x} needs {x.ndim} broadcast_dimensions, got {bd}")
+        raise shape_error("broadcast_in_dim", f"operand {user_str(x)} needs {x.ndim} broadcast_dimensions, got {bd}")
     for i, d in enumerate(bd):
         if not 0 <= d < len(shape):
             raise shape_error("broadcast_in_dim", f"broadcast dimension {d} out of range for shape {shape}")
         if x.shape[i] not in (1, shape[d]):
-            raise shape_error("broadcast_in_dim", f"cannot broadcast {x} to {shape} with dims {bd}")
+            raise shape_error("broadcast_in_dim", f"cannot broadcast {user_str(x)} to {shape} with dims {bd}")
         if i and bd[i - 1] >= d:
             raise shape_error("broadcast_in_dim", f"broadcast_dimensions must be strictly increasing, got {bd}")
     return AbstractArray(shape, x.dtype, x.weak_type)
@@ -84,7 +85,7 @@ def _reshape_abstract(x, *, new_sizes):
     for s in new_sizes:
         n *= s
     if n != x.size or any(s < 0 for s in new_sizes):
-        raise shape_error("reshape", f"cannot reshape {x} (size {x.size}) to {new_sizes}")
+        raise shape_error("reshape", f"cannot reshape {user_str(x)} (size {x.size}) to {new_sizes}")
     return AbstractArray(new_sizes, x.dtype, x.weak_type)
 
 
@@ -113,7 +114,7 @@ def reshape(x, new_sizes):
 
 def _transpose_abstract(x, *, permutation):
     if sorted(permutation) != list(range(x.ndim)):
-        raise shape_error("transpose", f"permutation {permutation} is not a permutation of the axes of {x}")
+        raise shape_error("transpose", f"permutation {permutation} is not a permutation of the axes of {user_str(x)}")
     return AbstractArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
 
 
@@ -176,7 +177,7 @@ def _check_dims(op, x, dims, ndim=None):
             raise _index_error(op, f"dimension {d} is out of range for shape {x.shape}"
                                + (f" (result rank {ndim})" if ndim != x.ndim else ""))
     if len(set(dims)) != len(dims):
-        raise shape_error(op, f"repeated dimensions {dims} for operand {x}")
+        raise shape_error(op, f"repeated dimensions {dims} for operand {user_str(x)}")
 
 
 def _norm_dims(dims, ndim):
@@ -197,7 +198,7 @@ def _squeeze_abstract(x, *, dimensions):
     _check_dims("squeeze", x, dimensions)
     for d in dimensions:
         if x.shape[d] != 1:
-            raise shape_error("squeeze", f"dimension {d} of operand {x} has size {x.shape[d]}, not 1")
+            raise shape_error("squeeze", f"dimension {d} of operand {user_str(x)} has size {x.shape[d]}, not 1")
     shape = tuple(s for i, s in enumerate(x.shape) if i not in dimensions)
     return AbstractArray(shape, x.dtype, x.weak_type)
 
@@ -319,19 +320,19 @@ def _padded_size(n, lo, hi, interior):
 
 def _pad_abstract(x, padding_value, *, padding_config):
     if padding_value.ndim != 0:
-        raise shape_error("pad", f"padding_value must be rank 0, got {padding_value}")
+        raise shape_error("pad", f"padding_value must be rank 0, got {user_str(padding_value)}")
     if padding_value.dtype != x.dtype:
-        raise TypeError(f"pad: operand {x} and padding_value {padding_value} must have the same dtype")
+        raise TypeError(f"pad: operand {user_str(x)} and padding_value {user_str(padding_value)} must have the same dtype")
     if len(padding_config) != x.ndim:
         raise shape_error("pad", f"padding_config {padding_config} needs one (low, high, interior) "
-                          f"per dimension of operand {x}")
+                          f"per dimension of operand {user_str(x)}")
     shape = []
     for n, (lo, hi, interior) in zip(x.shape, padding_config):
         if interior < 0:
             raise shape_error("pad", f"interior padding must be >= 0, got {padding_config}")
         s = _padded_size(n, lo, hi, interior)
         if s < 0:
-            raise shape_error("pad", f"padding_config {padding_config} crops operand {x} "
+            raise shape_error("pad", f"padding_config {padding_config} crops operand {user_str(x)} "
                               f"to a negative size")
         shape.append(s)
     return AbstractArray(shape, x.dtype, x.weak_type)
@@ -427,11 +428,11 @@ def _concat_abstract(*xs, dimension):
     for x in xs:
         if x.dtype != x0.dtype:
             raise TypeError("concatenate: operands must have the same dtype, got "
-                            + ", ".join(str(y) for y in xs))
+                            + ", ".join(user_str(y) for y in xs))
         if x.ndim != x0.ndim or any(a != b for i, (a, b) in enumerate(zip(x.shape, x0.shape))
                                     if i != dimension):
             raise shape_error("concatenate", f"operands must have equal shapes except in dimension "
-                              f"{dimension}, got " + ", ".join(str(y) for y in xs))
+                              f"{dimension}, got " + ", ".join(user_str(y) for y in xs))
     shape = list(x0.shape)
     shape[dimension] = sum(x.shape[dimension] for x in xs)
     return AbstractArray(shape, x0.dtype, all(x.weak_type for x in xs))
@@ -491,7 +492,7 @@ def concatenate(operands, dimension):
 def _slice_abstract(x, *, start_indices, limit_indices, strides):
     if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
         raise shape_error("slice", f"start_indices {start_indices}, limit_indices {limit_indices} "
-                          f"and strides {strides} need one entry per dimension of operand {x}")
+                          f"and strides {strides} need one entry per dimension of operand {user_str(x)}")
     shape = []
     for n, s, l, st in zip(x.shape, start_indices, limit_indices, strides):
         if not 0 <= s <= l <= n:
@@ -549,7 +550,7 @@ def slice(x, start_indices, limit_indices, strides=None):
 
 def _check_start_indices(op, x, idx):
     if len(idx) != x.ndim:
-        raise shape_error(op, f"operand {x} needs {x.ndim} start indices, got {len(idx)}")
+        raise shape_error(op, f"operand {user_str(x)} needs {x.ndim} start indices, got {len(idx)}")
     for i in idx:
         if i.ndim != 0 or not _dt.is_integer(i.dtype):
             raise TypeError(f"{op}: start indices must be rank-0 integers, got "
@@ -559,7 +560,7 @@ def _check_start_indices(op, x, idx):
 def _ds_abstract(x, *idx, slice_sizes):
     _check_start_indices("dynamic_slice", x, idx)
     if len(slice_sizes) != x.ndim:
-        raise shape_error("dynamic_slice", f"operand {x} needs {x.ndim} slice_sizes, got {slice_sizes}")
+        raise shape_error("dynamic_slice", f"operand {user_str(x)} needs {x.ndim} slice_sizes, got {slice_sizes}")
     for n, s in zip(x.shape, slice_sizes):
         if not 0 <= s <= n:
             raise _index_error("dynamic_slice", f"slice_sizes {slice_sizes} do not fit in shape {x.shape}")
@@ -645,7 +646,7 @@ def _start_index(i, n):
         return const(_dt.int32 if -2 ** 31 <= i < 2 ** 31 else _dt.int64, i)
     a = get_aval(i)
     if a.ndim != 0 or not _dt.is_integer(a.dtype):
-        raise TypeError(f"start indices must be rank-0 integers, got {a}")
+        raise TypeError(f"start indices must be rank-0 integers, got {user_str(a)}")
     if _dt.kind(a.dtype) == "u":
         return i
     from .elementwise import add, lt, select_n
@@ -658,10 +659,10 @@ def _start_indices(x, start_indices):
         # A 1-d integer array of starts.
         sa = get_aval(start_indices)
         if sa.ndim != 1:
-            raise TypeError(f"start_indices must be a sequence of scalars or a 1-d array, got {sa}")
+            raise TypeError(f"start_indices must be a sequence of scalars or a 1-d array, got {user_str(sa)}")
         start_indices = [squeeze(slice(start_indices, (k,), (k + 1,)), (0,)) for k in range(sa.shape[0])]
     if len(start_indices) != xa.ndim:
-        raise shape_error("dynamic_slice", f"operand {xa} needs {xa.ndim} start indices, "
+        raise shape_error("dynamic_slice", f"operand {user_str(xa)} needs {xa.ndim} start indices, "
                           f"got {len(start_indices)}")
     return [_start_index(i, n) for i, n in zip(start_indices, xa.shape)]
 
@@ -683,9 +684,9 @@ def dynamic_slice(x, start_indices, slice_sizes):
 def _dus_abstract(x, update, *idx):
     _check_start_indices("dynamic_update_slice", x, idx)
     if update.dtype != x.dtype:
-        raise TypeError(f"dynamic_update_slice: update {update} must have the dtype of operand {x}")
+        raise TypeError(f"dynamic_update_slice: update {user_str(update)} must have the dtype of operand {user_str(x)}")
     if update.ndim != x.ndim:
-        raise shape_error("dynamic_update_slice", f"update {update} must have the rank of operand {x}")
+        raise shape_error("dynamic_update_slice", f"update {user_str(update)} must have the rank of operand {user_str(x)}")
     for n, s in zip(x.shape, update.shape):
         if s > n:
             raise _index_error("dynamic_update_slice", f"update shape {update.shape} does not fit "

@@ -15,6 +15,7 @@ from ..core import (AbstractArray, Primitive, Zero, get_aval, is_undefined, shap
                     tangent_aval)
 from .reduce import _LOWP, _asnp
 from .rules import bdim_to_front, moveaxis
+from ..spelling import user_str
 
 
 def _sortable(d):
@@ -41,7 +42,7 @@ def _along_axis_check(name, x_shape, idx, axis, ndim):
 def _taa_abstract(x, idx, *, axis):
     _along_axis_check("take_along_axis", x.shape, idx, axis, x.ndim)
     if x.shape[axis] == 0 and idx.shape[axis] != 0:
-        raise shape_error("take_along_axis", f"cannot take from the empty axis {axis} of {x}")
+        raise shape_error("take_along_axis", f"cannot take from the empty axis {axis} of {user_str(x)}")
     return AbstractArray(idx.shape, x.dtype, x.weak_type)
 
 
@@ -174,7 +175,7 @@ def _sort_abstract(*ops, dimension, is_stable, num_keys):
     for o in ops:
         if o.shape != shape:
             raise shape_error("sort", "operands must have equal shapes, got "
-                              + ", ".join(str(a) for a in ops))
+                              + ", ".join(user_str(a) for a in ops))
         if not _sortable(o.dtype):
             raise TypeError(f"sort does not accept dtype {o.dtype}")
     if not 0 <= dimension < len(shape):
@@ -278,9 +279,9 @@ def _top_k_abstract(x, *, k):
     if not (x.dtype == _dt.bool_ or _dt.is_integer(x.dtype) or _dt.is_float(x.dtype)):
         raise TypeError(f"top_k does not accept dtype {x.dtype}")
     if x.ndim == 0:
-        raise shape_error("top_k", f"the operand must have rank >= 1, got {x}")
+        raise shape_error("top_k", f"the operand must have rank >= 1, got {user_str(x)}")
     if not 0 <= k <= x.shape[-1]:
-        raise shape_error("top_k", f"k={k} must be between 0 and the last dimension of {x}")
+        raise shape_error("top_k", f"k={k} must be between 0 and the last dimension of {user_str(x)}")
     shape = x.shape[:-1] + (k,)
     return [AbstractArray(shape, x.dtype, x.weak_type), AbstractArray(shape, _dt.int32)]
 

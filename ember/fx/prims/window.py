@@ -24,6 +24,7 @@ from ..core import AbstractArray, Primitive, Zero, get_aval, is_undefined, shape
 from .elementwise import ieee_maximum, ieee_minimum
 from .reduce import reduce_max_p, reduce_min_p
 from .rules import bdim_to_front
+from ..spelling import user_str
 
 _LOWP = (_dt.float16, _dt.bfloat16)
 
@@ -123,7 +124,7 @@ def _check_window_params(name, x, window_dimensions, window_strides, padding, ba
                     ("padding", padding), ("base_dilation", base_dilation),
                     ("window_dilation", window_dilation)):
         if len(v) != nd:
-            raise shape_error(name, f"{what} {v} must have one entry per dimension of {x}")
+            raise shape_error(name, f"{what} {v} must have one entry per dimension of {user_str(x)}")
     for what, v in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
                     ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
         if any(e < 1 for e in v):
@@ -337,9 +338,9 @@ def _sag_abstract(t, x, *, select_prim, window_dimensions, window_strides, paddi
     _check_window_params(name, x, window_dimensions, window_strides, padding, base_dilation,
                          window_dilation)
     if t.shape != x.shape:
-        raise shape_error(name, f"tangent {t} and operand {x} must have the same shape")
+        raise shape_error(name, f"tangent {user_str(t)} and operand {user_str(x)} must have the same shape")
     if not _dt.is_inexact(t.dtype) or not _ordered(x.dtype):
-        raise TypeError(f"{name}: needs an inexact tangent and an ordered operand, got {t}, {x}")
+        raise TypeError(f"{name}: needs an inexact tangent and an ordered operand, got {user_str(t)}, {user_str(x)}")
     shape = _window_shape(x, window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
     return AbstractArray(shape, t.dtype, t.weak_type)
@@ -353,9 +354,9 @@ def _ssa_abstract(s, x, *, select_prim, window_dimensions, window_strides, paddi
     shape = _window_shape(x, window_dimensions, window_strides, padding, base_dilation,
                           window_dilation)
     if s.shape != shape:
-        raise shape_error(name, f"source {s} must have the windowed shape {shape} of operand {x}")
+        raise shape_error(name, f"source {user_str(s)} must have the windowed shape {shape} of operand {user_str(x)}")
     if not _dt.is_inexact(s.dtype) or not _ordered(x.dtype):
-        raise TypeError(f"{name}: needs an inexact source and an ordered operand, got {s}, {x}")
+        raise TypeError(f"{name}: needs an inexact source and an ordered operand, got {user_str(s)}, {user_str(x)}")
     return AbstractArray(x.shape, s.dtype, s.weak_type)
 
 
@@ -378,7 +379,7 @@ def _window_params(x, window_dimensions, window_strides, padding, base_dilation,
     wd = tuple(int(w) for w in window_dimensions)
     if len(wd) != nd:
         raise shape_error("reduce_window", f"window_dimensions {window_dimensions} must have one "
-                          f"entry per dimension of {a}")
+                          f"entry per dimension of {user_str(a)}")
     ws = (1,) * nd if window_strides is None else tuple(int(s) for s in window_strides)
     bd = (1,) * nd if base_dilation is None else tuple(int(b) for b in base_dilation)
     rd = (1,) * nd if window_dilation is None else tuple(int(r) for r in window_dilation)

@@ -14,13 +14,14 @@ from ... import dtypes as _dt
 from ...fx.core import get_aval
 from ...transforms.misc import stop_gradient
 from ._util import arr, enp, mean_of_sums
+from ...fx.spelling import user_str
 
 __all__ = ["embedding", "one_hot", "embedding_bag"]
 
 
 def _check_indices(idx, op):
     if not _dt.is_integer(get_aval(idx).dtype):
-        raise TypeError(f"{op}: indices must be integers, got {get_aval(idx)}")
+        raise TypeError(f"{op}: indices must be integers, got {user_str(get_aval(idx))}")
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,

@@ -15,6 +15,7 @@ from ...fx.core import get_aval
 from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
 from .activation import log_softmax
 from ...amp._autocast import full_precision
+from ...fx.spelling import user_str
 
 __all__ = ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "cross_entropy", "nll_loss",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
@@ -124,7 +125,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     lp = _class_axis_last(float_arr(input))
     t = arr(target)
     if not _dt.is_integer(get_aval(t).dtype):
-        raise TypeError(f"nll_loss: target must hold class indices (integers), got {get_aval(t)}")
+        raise TypeError(f"nll_loss: target must hold class indices (integers), got {user_str(get_aval(t))}")
     if tuple(t.shape) != tuple(lp.shape[:-1]):
         raise ValueError(f"nll_loss: target shape {t.shape} does not match input shape "
                          f"{float_arr(input).shape}")

@@ -3,6 +3,7 @@ the error-table script in the benchmark)."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -119,6 +120,11 @@ def hard(name: str, dtype) -> list[np.ndarray]:
     if name in _TRIG:
         k = np.concatenate([np.arange(1, 64), np.geomspace(64, 1e7 if f64 else 1e4, 64).round()])
         anchors += list(k * np.pi / 2) + list(-k * np.pi / 2)
+        from ember.backends.llvm import trig_huge
+        lim = trig_huge.FAST_LIMIT["f64" if f64 else "f32"]
+        anchors += [lim, -lim, float(fi.max) / 2, 2.0 ** 1000 if f64 else 2.0 ** 100]
+        worst = trig_worst_cases(dt)
+        anchors += list(worst) + list(-worst)
     anchors += _THRESHOLDS.get(name, ([], []))[f64]
     if name in ("pow", "atan2"):
         return _hard_pairs(name, dt)
@@ -188,7 +194,9 @@ def _random_inputs(name: str, dtype, n: int, seed: int):
         return [cat(rng.uniform(-hi, hi, 2 * q), rng.uniform(-10, 10, q), _logu(rng, q, 1e-30, 10), sp)]
     if name in ("sin", "cos", "tan"):
         hi = 1e9 if f64 else 1e5
-        return [cat(rng.uniform(-hi, hi, q), rng.uniform(-10, 10, q), _logu(rng, 2 * q, 1e-30, hi), sp)]
+        top = float(np.finfo(dtype).max)
+        return [cat(rng.uniform(-hi, hi, q), rng.uniform(-10, 10, q), _logu(rng, q, 1e-30, hi),
+                    _logu(rng, q, hi, top), sp)]
     if name in ("erf", "erfc"):
         hi = 30 if f64 else 12
         return [cat(rng.uniform(-hi, hi, q), rng.uniform(-3, 3, q), _logu(rng, 2 * q, 1e-30, hi), sp)]
@@ -321,3 +329,49 @@ def reference(name: str, args) -> tuple[np.ndarray, np.ndarray]:
     h, l = mp_apply(MP_REFERENCE[name], [a[~special] for a in a64])
     hi[~special], lo[~special] = h, l
     return hi, lo
+
+
+@functools.lru_cache(maxsize=None)
+def trig_worst_cases(dtype, per_binade: int = 2) -> np.ndarray:
+    """Positive floats of ``dtype`` closest to a multiple of pi/2, a few per
+    binade from 2 up to the largest finite value: where sin or cos is tiny and
+    a range reduction without enough bits of pi loses everything.
+
+    For x = M * 2**e (M a p-bit integer) the distance is ||M * a|| with
+    a = frac(2**e * 2/pi); the M that minimise it are multiples of the
+    continued-fraction denominators of a (the best approximations), found with
+    mpmath at 1400 bits.  float32 covers every binade, float64 every fourth."""
+    dt = np.dtype(dtype)
+    p, emax = (24, 128) if dt == np.float32 else (53, 1024)
+    step = 1 if dt == np.float32 else 4
+    out = []
+    with mpmath.workprec(1400):
+        two_over_pi = 2 / mpmath.pi
+        for top in range(2, emax + 1, step):       # x in [2^(top-1), 2^top)
+            e = top - p
+            a = mpmath.frac(two_over_pi * mpmath.ldexp(1, e))
+            cands = set()
+            # continued-fraction denominators q_n of a, and multiples in range
+            q0, q1, y = 1, 0, a
+            for _ in range(80):
+                if y == 0:
+                    break
+                c = int(mpmath.floor(y))
+                q0, q1 = q1, c * q1 + q0
+                if q1 >= 1 << p:
+                    break
+                lo = -(-(1 << (p - 1)) // q1)
+                for mult in range(lo, lo + 3):
+                    if mult * q1 < 1 << p:
+                        cands.add(mult * q1)
+                frac = y - c
+                y = 1 / frac if frac != 0 else 0
+            scored = []
+            for mant in cands:
+                t = mant * a
+                scored.append((abs(t - mpmath.nint(t)), mant))
+            for _, mant in sorted(scored)[:per_binade]:
+                out.append(math.ldexp(mant, e))
+    with np.errstate(over="ignore"):
+        arr = np.array(out, np.float64).astype(dt)
+    return arr[np.isfinite(arr)]
