@@ -347,7 +347,7 @@ def _inst(t, like):
 # (the series follow the primal's choice), and those whose derivatives have no short
 # recurrence (linear algebra, special functions, sorting).
 _FROM_JVP = ("erf_inv", "reduce_max", "reduce_min", "reduce_prod", "cummax", "cummin", "cumprod",
-             "cumlogsumexp", "sort", "top_k", "scatter_mul", "scatter_max", "scatter_min",
+             "cumlogsumexp", "sort", "top_k", "scatter_max", "scatter_min",
              "reduce_window_max", "reduce_window_min", "cholesky", "eigh", "eig", "qr", "svd", "lu",
              "sampler_math", "pmax", "pmin", "custom_linear_solve")
 
@@ -495,3 +495,5 @@ def _concrete_zero(t) -> bool:
     except Exception:
         return False
     return v.dtype != object and not np.any(v)
+
+from . import jet_scatter_mul  # noqa: E402,F401  (scatter_mul's rule needs lax's loops)
