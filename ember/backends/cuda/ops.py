@@ -443,6 +443,6 @@ def _clz(em, vals, in_dt, dtype, params):
 # stop_gradient and checkpoint_name are defined in ember.transforms, above the
 # backends in the layering, so they are found through the registry (the
 # scheduler drops them from expressions; the entries keep the table whole)
-for _name in ("stop_gradient", "checkpoint_name"):
-    if _name in PRIMITIVES:
-        LOWERINGS[PRIMITIVES[_name]] = _identity
+for _ident_name in ("stop_gradient", "checkpoint_name"):
+    if _ident_name in PRIMITIVES:
+        LOWERINGS[PRIMITIVES[_ident_name]] = _identity
