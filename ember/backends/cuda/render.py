@@ -83,15 +83,20 @@ class CudaKernel:
 
 @dataclass
 class CudaModule:
-    """The CUDA C source of a program's kernels and their launch records, in
-    program order.
+    """The CUDA C of a program's kernels (`functions`; `source` adds the device
+    helpers in front) and their launch records, in program order.
 
     Example:
         >>> CudaModule("", []).kernels
         []
     """
-    source: str
+    functions: str
     kernels: list = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        """The whole translation unit: the device helpers, then the kernels."""
+        return PRELUDE + "\n" + self.functions
 
 
 def _acc_dtype(dtype):
@@ -272,9 +277,9 @@ class _Kernel:
     """One `__global__` function being written: its parameters (buffer pointers,
     `const __restrict__` for buffers it only reads) and its lines."""
 
-    def __init__(self, prog, step, reads, writes, aliases=None):
+    def __init__(self, prog, step, reads, writes, aliases=None, prefix=""):
         self.prog = prog
-        self.name = re.sub(r"\W", "_", step.name)
+        self.name = prefix + re.sub(r"\W", "_", step.name)
         self.lines: list[str] = []
         self.counter = 0
         aliases = aliases or {}
@@ -324,9 +329,8 @@ class _Kernel:
 
     def bind_vars(self, body, flat, dims, ids):
         """Declare loop variables `ids` (row-major over `dims`) from the flat index `flat`."""
-        stride = math.prod(dims)
-        for j, (n, v) in enumerate(zip(dims, ids)):
-            stride //= n
+        strides = [math.prod(dims[j + 1:]) for j in range(len(dims))]
+        for j, (n, v, stride) in enumerate(zip(dims, ids, strides)):
             if n == 1:
                 body.line(f"const long long v{v} = 0;")
                 continue
@@ -343,8 +347,8 @@ class _Kernel:
             self.open(indent, f"for (long long {var} = blockIdx.x; {var} < {_int_literal(n)}; {var} += gridDim.x)")
 
 
-def _map(prog, k):
-    kern = _Kernel(prog, k, k.inputs, [k.out])
+def _map(prog, k, prefix):
+    kern = _Kernel(prog, k, k.inputs, [k.out], prefix=prefix)
     n = math.prod(k.shape)
     kern.grid_stride(2, "i", n)
     body = _Body(kern, 4)
@@ -388,8 +392,8 @@ def _block_per_output(k) -> bool:
     return not k.kept or (suffix and n_red >= MIN_BLOCK_ROW)
 
 
-def _reduce(prog, k):
-    kern = _Kernel(prog, k, k.inputs, [k.out])
+def _reduce(prog, k, prefix):
+    kern = _Kernel(prog, k, k.inputs, [k.out], prefix=prefix)
     kept = k.kept
     kdims = [k.space[i] for i in kept]
     n_out = math.prod(kdims)
@@ -415,8 +419,8 @@ def _reduce(prog, k):
     return kern, _grid(n_out, BLOCK), BLOCK
 
 
-def _rows(prog, rk):
-    kern = _Kernel(prog, rk, rk.inputs, rk.outputs, rk.aliases)
+def _rows(prog, rk, prefix):
+    kern = _Kernel(prog, rk, rk.inputs, rk.outputs, rk.aliases, prefix)
     r = len(rk.outer)
     n_rows = math.prod(rk.outer)
     kern.grid_stride(2, "row", n_rows, per_block=False)
@@ -461,8 +465,8 @@ def _atomic_call(ptr, idx, v, op, dtype):
     return f"ember_atomic_update({ref}, {v}, ember_fold_{fold}());"
 
 
-def _scatter(prog, k):
-    kern = _Kernel(prog, k, k.inputs, [k.out])
+def _scatter(prog, k, prefix):
+    kern = _Kernel(prog, k, k.inputs, [k.out], prefix=prefix)
     d = np.dtype(k.dtype)
     n = math.prod(k.space)
     atomic = k.atomic and k.op != "set" and d.itemsize in (4, 8)
@@ -503,10 +507,11 @@ def _scatter(prog, k):
 _RENDER = {MapKernel: _map, ReduceKernel: _reduce, RowKernel: _rows, ScatterKernel: _scatter}
 
 
-def render_program(prog) -> CudaModule:
+def render_program(prog, prefix: str = "") -> CudaModule:
     """The CUDA C module of every map, reduce, row and scatter kernel of `prog`
     (in program order) with each kernel's launch record; other steps (cuBLAS
-    products, library steps) are the launcher's.
+    products, library steps) are the launcher's.  `prefix` starts every kernel's
+    name (programs sharing one module need distinct symbols).
 
     Example:
         >>> import ember, numpy as np
@@ -518,12 +523,12 @@ def render_program(prog) -> CudaModule:
         >>> "ember_block_fold" in mod.source, "const __half* __restrict__ b0" in mod.source
         (True, True)
     """
-    parts, kernels = [PRELUDE], []
+    parts, kernels = [], []
     for step in prog.steps:
         fn = _RENDER.get(type(step))
         if fn is None:
             continue
-        kern, grid, block = fn(prog, step)
+        kern, grid, block = fn(prog, step, prefix)
         parts.append(kern.text())
         kernels.append(CudaKernel(kern.name, kern.params, grid, block))
     return CudaModule("\n\n".join(parts) + "\n", kernels)
