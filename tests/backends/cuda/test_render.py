@@ -201,3 +201,17 @@ def test_the_cuda_target_declares_what_the_renderer_cannot_lower():
     from ember.backends.cuda.target import LIBRARY
     assert LIBRARY == frozenset(cuda_ops.LIBRARY_STEPS)
     assert not (set(cuda_ops.LOWERINGS) & LIBRARY)
+
+
+@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc"])
+def test_docstring_examples_of_the_cuda_modules_run(name):
+    # tests/test_docstring_examples.py leaves out modules named *.cuda*; these
+    # import no CUDA library, so their examples run here
+    import doctest
+    import importlib
+    module = importlib.import_module(f"ember.backends.cuda.{name}")
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in doctest.DocTestFinder(exclude_empty=True).find(module, module.__name__):
+        runner.run(test, out=lambda s: None)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0 and (result.attempted > 0 or name == "nvrtc")
