@@ -403,6 +403,9 @@ def _not(em, vals, in_dt, dtype, params):
     return f"(!{x})" if np.dtype(in_dt) == _dt.bool_ else f"(({ctype(in_dt)})(~{x}))"
 
 
+_SIGNED = {1: "signed char", 2: "short", 4: "int", 8: "long long"}
+
+
 def _shift(name):
     def fn(em, vals, in_dt, dtype, params):
         x, y = vals
@@ -414,7 +417,9 @@ def _shift(name):
             return f"({big} ? ({t})0 : ({t})(({_wide_unsigned(in_dt)})({u}){x} << ({u}){y}))"
         if name == "shift_right_logical":
             return f"({big} ? ({t})0 : ({t})(({u}){x} >> ({u}){y}))"
-        return f"({big} ? ({t})({x} < 0 ? -1 : 0) : ({t})({x} >> ({u}){y}))"
+        # arithmetic on the bit pattern, whatever the signedness (LLVM's ashr)
+        sx = f"(({_SIGNED[np.dtype(in_dt).itemsize]}){x})"
+        return f"({big} ? ({t})({sx} < 0 ? -1 : 0) : ({t})({sx} >> ({u}){y}))"
     return fn
 
 
