@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import host_emulation as he  # noqa: E402
@@ -19,7 +20,7 @@ import host_emulation as he  # noqa: E402
 if not he.available():
     pytest.skip("no g++ for the host emulation", allow_module_level=True)
 
-from corpus import fuzz_programs, nvr, primitive_programs  # noqa: E402,F401
+from corpus import N_FUZZ, fuzz_programs, nvr, primitive_programs  # noqa: E402
 from ember.backends.cuda.render import render_program  # noqa: E402
 from ember.backends.cuda.target import cuda_target  # noqa: E402
 from ember.backends.kernels import GemmKernel, LibraryStep, schedule  # noqa: E402
@@ -66,4 +67,27 @@ def test_per_primitive_kernels_match_the_reference():
 
 
 def test_random_fused_programs_match_the_reference():
-    assert _check(fuzz_programs(60)) > 30
+    assert _check(fuzz_programs(N_FUZZ)) > 100
+
+
+_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16), nvr.BF16, np.dtype(np.int32),
+           np.dtype(np.int8), np.dtype(np.uint16), np.dtype(bool)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=3), st.integers(0, 200), st.data(),
+       st.sampled_from(["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"]), st.sampled_from(_DTYPES))
+def test_reductions_of_any_shape_and_axes_match_the_reference(dims, last, data, op, dtype):
+    # the last extent up to 200 crosses MIN_BLOCK_ROW: both the block-per-output
+    # and the thread-per-output strategies, reduced axes innermost or not
+    import ember
+    from ember import lax
+    shape = tuple(dims[:-1]) + (last,)
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, len(shape) - 1), min_size=1))))
+    if dtype == np.dtype(bool):
+        op = {"reduce_sum": "reduce_or", "reduce_prod": "reduce_and"}.get(op, op)
+    x = nvr._data(dtype, shape, np.random.default_rng(len(shape) * 1000 + last), special=op != "reduce_prod")
+    if op == "reduce_prod" and dtype.kind == "f" or dtype == nvr.BF16 and op == "reduce_prod":
+        x = (np.abs(x.astype(np.float64)) * 0.1 + 0.95).astype(dtype)
+    closed = ember.make_graph(lambda v: getattr(lax, op)(v, axes))(x)
+    assert _check([(f"{op}{shape}{axes}[{dtype}]", (closed, (x,)))]) == 1
