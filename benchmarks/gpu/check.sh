@@ -6,6 +6,7 @@
 #   2. the gpu-marked tests (tests/backends/cuda/test_launch_gpu.py launches
 #      the rendered kernels through CuPy against the numpy reference),
 #   3. the compile check (every kernel of the corpus compiled by NVRTC for sm_90),
+#   4. the host emulation of the kernels' values (tests/backends/cuda/test_host_emulation.py),
 # and writes every log under $OUT, or the directory given as the argument.
 # The machine has no network: ember is installed from this checkout with
 # --no-deps, and optree (and cuda-bindings / nvidia-cuda-* when missing) from
@@ -88,6 +89,9 @@ run_pytest gpu_tests -m gpu tests/backends
 
 # --- 3. the NVRTC compile check ---------------------------------------------------------
 run_pytest compile_check tests/backends/cuda/test_nvrtc_compile.py tests/backends/cuda/test_render.py
+
+# --- 4. the kernels' values on the host (g++ and one emulated thread; skips without g++)
+run_pytest host_emulation tests/backends/cuda/test_host_emulation.py
 
 note "logs: $OUT_DIR"
 exit 0

@@ -15,7 +15,6 @@ import pytest
 pytest.importorskip("cuda.bindings.nvrtc")
 
 import ember  # noqa: E402
-from ember import lax  # noqa: E402
 from ember.backends.cuda import nvrtc as cuda_nvrtc  # noqa: E402
 from ember.backends.cuda.prelude import PRELUDE  # noqa: E402
 from ember.backends.cuda.render import render_program  # noqa: E402
