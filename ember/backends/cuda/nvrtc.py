@@ -81,6 +81,9 @@ def compile_cuda(source: str, arch: str = "sm_90", options=DEFAULT_OPTIONS, name
         log = b" " * size
         _check(nvrtc.nvrtcGetProgramLog(prog, log), "log")
         log = log.decode(errors="replace").rstrip("\x00 \n")
+        if err == nvrtc.nvrtcResult.NVRTC_ERROR_INVALID_OPTION:
+            raise NvrtcError(f"NVRTC rejected the options {[o.decode() for o in opts]}: {log}\n"
+                             f"hint: arch is an sm_XY name such as 'sm_90'; options are NVRTC flags")
         if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             raise NvrtcError(f"NVRTC could not compile {name} for {arch} ({err.name}); its log, whose "
                              f"line numbers are those of the rendered source:\n{log}")

@@ -48,7 +48,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.prims.reduce import reduction_identity
-from ..kernels.loop_ir import MapKernel, ReduceKernel, RowKernel, ScatterKernel
+from ..kernels.loop_ir import MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 from ..kernels.walk import postorder
 from .ops import LOWERINGS, _is_float, ctype, lowering_of, minmax, storage_ctype
 from .prelude import PRELUDE
@@ -523,6 +523,9 @@ def render_program(prog, prefix: str = "") -> CudaModule:
         >>> "ember_block_fold" in mod.source, "const __half* __restrict__ b0" in mod.source
         (True, True)
     """
+    if not isinstance(prog, Program):
+        raise TypeError(f"render_program: expected a scheduled Program, got {type(prog).__name__}; "
+                        "schedule the graph first: render_program(schedule(closed, cuda_target()))")
     parts, kernels = [], []
     for step in prog.steps:
         fn = _RENDER.get(type(step))

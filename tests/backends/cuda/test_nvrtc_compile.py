@@ -105,3 +105,10 @@ def test_bit_identical_options_compile_too():
     assert b"mul.rn.f32" in body and b".ftz" not in body
     ftz = cuda_nvrtc.compile_cuda(mod.source).split(b".entry")[1]
     assert b"mul.rn.ftz.f32" in ftz
+
+
+def test_bad_options_and_arch_say_what_was_passed():
+    with pytest.raises(cuda_nvrtc.NvrtcError, match=r"(?s)rejected the options.*sm_9'.*hint: arch is an sm_XY"):
+        cuda_nvrtc.compile_cuda('extern "C" __global__ void k() {}', arch="sm_9")
+    with pytest.raises(cuda_nvrtc.NvrtcError, match=r"unrecognized option -bogus"):
+        cuda_nvrtc.compile_cuda('extern "C" __global__ void k() {}', options=("-bogus",))

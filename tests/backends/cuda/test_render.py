@@ -215,3 +215,10 @@ def test_docstring_examples_of_the_cuda_modules_run(name):
         runner.run(test, out=lambda s: None)
     result = runner.summarize(verbose=False)
     assert result.failed == 0 and (result.attempted > 0 or name == "nvrtc")
+
+
+def test_rendering_something_unscheduled_says_what_to_do():
+    g = ember.make_graph(lax.exp)(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"expected a scheduled Program, got ClosedGraph.*schedule\(closed, "
+                                        r"cuda_target\(\)\)"):
+        render_program(g)
