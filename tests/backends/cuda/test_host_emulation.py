@@ -91,3 +91,66 @@ def test_reductions_of_any_shape_and_axes_match_the_reference(dims, last, data, 
         x = (np.abs(x.astype(np.float64)) * 0.1 + 0.95).astype(dtype)
     closed = ember.make_graph(lambda v: getattr(lax, op)(v, axes))(x)
     assert _check([(f"{op}{shape}{axes}[{dtype}]", (closed, (x,)))]) == 1
+
+
+# --- blocks of real threads: folds, barriers and contended atomics as written -----------
+
+LAUNCH = (3, 64)   # at most 3 blocks (grid-stride loops wrap) of 2 warps
+
+
+def _check_threaded(cases):
+    runnable = _runnable(cases)
+    lib = he.build("\n".join(m.functions for *_, m in runnable), [k for *_, m in runnable for k in m.kernels])
+    for label, closed, args, prog, mod in runnable:
+        with np.errstate(all="ignore"):
+            got = he.run_on_host(lib, prog, mod, args, launch=LAUNCH)
+            ref = run_graph_numpy(closed.graph, closed.consts_as_buffers(), args)
+        try:
+            nvr.assert_same(got, ref, transcendental=any(w in label for w in INEXACT))
+        except AssertionError as e:
+            raise AssertionError(f"{label} (threaded)\n--- kernels ---\n{mod.functions}\n{e}") from None
+    return len(runnable)
+
+
+def test_block_folds_row_kernels_and_atomics_on_threads():
+    import ember
+    import ember.numpy as enp
+    from ember import lax
+    rng = np.random.default_rng(3)
+    cases = []
+
+    def case(label, f, *args):
+        cases.append((label, (ember.make_graph(f)(*args), args)))
+
+    def softmax(v):
+        e = enp.exp(v - enp.max(v, axis=-1, keepdims=True))
+        return e / enp.sum(e, axis=-1, keepdims=True)
+
+    def layernorm(v):
+        m = enp.mean(v, axis=-1, keepdims=True)
+        c = v - m
+        return c / enp.sqrt(enp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
+    for d in (np.float32, np.float16, nvr.BF16):
+        x = rng.standard_normal((5, 700)).astype(d)
+        case(f"softmax[{np.dtype(d)}]", softmax, x)
+        case(f"layernorm[{np.dtype(d)}] reduce_sum", layernorm, x)
+    for d in (np.float32, np.float64, np.int32, np.int8, nvr.BF16):
+        x = nvr._data(d, (4, 333), rng, special=False)
+        for op in ("reduce_sum", "reduce_max", "reduce_min"):
+            case(f"{op}[{np.dtype(d)}]", lambda v, op=op: getattr(lax, op)(v, (1,)), x)
+            case(f"{op} full[{np.dtype(d)}]", lambda v, op=op: getattr(lax, op)(v, (0, 1)), x)
+    nan_rows = np.array([[np.nan] + [1.0] * 299, [-0.0] * 150 + [0.0] * 150, [-0.0] * 300], np.float32)
+    case("reduce_max nan/zeros", lambda v: lax.reduce_max(v, (1,)), nan_rows)
+    case("reduce_min nan/zeros", lambda v: lax.reduce_min(v, (1,)), nan_rows)
+    # every update hits one of three elements: the atomics contend
+    idx = (np.arange(500) % 3).astype(np.int32)
+    for d, ops in ((np.float32, ("add", "max", "min", "multiply")), (np.float64, ("add", "max")),
+                   (np.int32, ("add", "max", "min", "multiply")), (np.uint32, ("add", "min")),
+                   (np.int64, ("add", "max"))):
+        u = (nvr._data(d, (500,), rng, special=False) % 7 + 1).astype(d) if np.dtype(d).kind in "iu" else \
+            (rng.random(500) * 0.02 + 0.99).astype(d)
+        for op in ops:
+            label = f"scatter_{op}[{np.dtype(d)}]" + (" reduce_sum" if op in ("add", "multiply") else "")
+            case(label, lambda z, u, op=op: getattr(z.at[idx], op)(u), np.ones(3, d), u)
+    case("map exp", lambda v: enp.exp(v) * 2, rng.standard_normal(1000).astype(np.float32))
+    assert _check_threaded(cases) == len(cases)
