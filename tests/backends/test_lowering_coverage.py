@@ -13,10 +13,11 @@ from ember import jit, lax
 from ember.backends.kernels import LibraryStep, MapKernel, schedule
 from ember.backends.kernels.kinds import is_elementwise
 from ember.backends.llvm import ops as llvm_ops
+from ember.backends.cuda import ops as cuda_ops
 from ember.fx.core import PRIMITIVES
 from ember.fx.prims import elementwise as ew
 
-NATIVE_BACKENDS = {"llvm": llvm_ops}
+NATIVE_BACKENDS = {"llvm": llvm_ops, "cuda": cuda_ops}
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOATS = [np.dtype(np.float16), BF16, np.dtype(np.float32), np.dtype(np.float64)]
 INTS = [np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)]

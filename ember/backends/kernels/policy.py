@@ -61,7 +61,10 @@ def _layout_of(shape, perms):
 def _gemm_blocks(batch, m, n, k, target):
     """(mblock, nblock): the block of one product a parallel task computes (at most
     one block per worker; of the grids with that many blocks, the one packing the
-    least, column blocks x |A| + row blocks x |B|)."""
+    least, column blocks x |A| + row blocks x |B|).  On a "grid" target the
+    product is one block: its library gemm (cuBLAS) cuts the work itself."""
+    if target.parallel_model == "grid":
+        return m, n
     want = min(target.threads, 2 * m * n * k // target.gemm_min_block_flops) // batch
     best = None
     for tasks in range(max(want, 1), 0, -1):

@@ -20,7 +20,7 @@ from typing import Callable
 
 import numpy as np
 
-PARALLEL_MODELS = ("threads",)
+PARALLEL_MODELS = ("threads", "grid")
 SCATTER_MODES = ("serial", "atomic")
 CONV_STRATEGIES = ("im2col_per_image", None)
 
@@ -37,8 +37,12 @@ class Target:
       library: primitives always run as library steps (their impl on whole
           buffers), whatever their kind: those the renderer has no lowering for.
       parallel_model: "threads": a kernel's outermost loop is split across
-          `threads` workers, each running a contiguous range of it.
-      threads: how many workers run at once (gemm blocks are cut for them).
+          `threads` workers, each running a contiguous range of it; "grid": a
+          GPU's launch grid, where the renderer maps every kernel onto blocks
+          and threads itself and a gemm is one library call over the whole
+          product (never cut into blocks by the scheduler).
+      threads: how many workers run at once (gemm blocks are cut for them;
+          1 for "grid").
       index_dtype: the dtype of index arithmetic in value expressions (gather
           and scatter starts are converted to it).
       gemm_dtypes: dtypes whose `dot_general` is a `GemmKernel` (others fuse
