@@ -25,7 +25,6 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 
@@ -33,8 +32,9 @@ from ... import dtypes as _dt
 from ...fx.core import PRIMITIVES, Primitive
 from ...fx.prims import convert as _cv, elementwise as ew
 from ..kernels.kinds import is_elementwise
+from ..kernels.lowerings import LoweringTable
 
-LOWERINGS: dict[Primitive, Callable] = {}
+LOWERINGS = LoweringTable("CUDA")
 # Elementwise primitives this backend runs as library steps on purpose.
 LIBRARY_STEPS: dict[Primitive, str] = {
     ew.digamma_p: "the CUDA math library has no digamma (and ember has no device implementation yet)",
@@ -97,36 +97,9 @@ def _wide_unsigned(dtype) -> str:
     return "unsigned long long" if np.dtype(dtype).itemsize == 8 else "unsigned int"
 
 
-def lowering(*prims: Primitive):
-    """Register the decorated function as the CUDA lowering of `prims`.
-
-    Example:
-        >>> double_p = Primitive("my_cuda_double")
-        >>> @lowering(double_p)
-        ... def _double(em, vals, in_dt, dtype, params):
-        ...     return f"({vals[0]} * 2)"
-        >>> LOWERINGS.pop(double_p) is _double
-        True
-    """
-    def register(fn):
-        for p in prims:
-            LOWERINGS[p] = fn
-        return fn
-    return register
-
-
-def lowering_of(name: str) -> Callable:
-    """The CUDA lowering of the primitive a kernel expression names.
-
-    Example:
-        >>> lowering_of("exp") is LOWERINGS[ew.exp_p]
-        True
-    """
-    fn = LOWERINGS.get(PRIMITIVES.get(name))
-    if fn is None:
-        raise KeyError(f"no CUDA lowering of the primitive {name!r}; supports() should have sent it to a "
-                       f"library step")
-    return fn
+# registration and lookup by name: one mechanism for every backend (kernels/lowerings.py)
+lowering = LOWERINGS.register
+lowering_of = LOWERINGS.of
 
 
 def supports(eq) -> bool:

@@ -19,7 +19,6 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 import llvmlite.ir as ir
@@ -28,12 +27,13 @@ from ... import dtypes as _dt
 from ...fx.core import PRIMITIVES, Primitive
 from ...fx.prims import convert as _cv, elementwise as ew
 from ..kernels.kinds import is_elementwise
+from ..kernels.lowerings import LoweringTable
 from . import blas, mathlib, packed_gemm
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
 
-LOWERINGS: dict[Primitive, Callable] = {}
+LOWERINGS = LoweringTable("LLVM")
 # Elementwise primitives this backend runs as library steps on purpose.
 LIBRARY_STEPS: dict[Primitive, str] = {
     ew.lgamma_p: "mathlib.py has no vectorisable lgamma with a measured ulp bound",
@@ -51,37 +51,9 @@ _MATH = (ew.exp_p, ew.exp2_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.tanh_p, ew.lo
          ew.cbrt_p, ew.erf_p, ew.erfc_p, ew.pow_p, ew.atan2_p)
 
 
-def lowering(*prims: Primitive):
-    """Register the decorated function as the lowering of `prims`.
-
-    Example:
-        >>> double_p = Primitive("my_double")
-        >>> @lowering(double_p)
-        ... def _double(em, vals, in_dt, dtype, params):
-        ...     x, = vals
-        ...     return em.b.fadd(x, x) if _is_float(in_dt) else em.b.add(x, x)
-        >>> LOWERINGS.pop(double_p) is _double
-        True
-    """
-    def register(fn):
-        for p in prims:
-            LOWERINGS[p] = fn
-        return fn
-    return register
-
-
-def lowering_of(name: str) -> Callable:
-    """The lowering of the primitive a kernel expression names.
-
-    Example:
-        >>> lowering_of("exp") is LOWERINGS[ew.exp_p]
-        True
-    """
-    fn = LOWERINGS.get(PRIMITIVES.get(name))
-    if fn is None:
-        raise KeyError(f"no LLVM lowering of the primitive {name!r}; supports() should have sent it to a "
-                       f"library step")
-    return fn
+# registration and lookup by name: one mechanism for every backend (kernels/lowerings.py)
+lowering = LOWERINGS.register
+lowering_of = LOWERINGS.of
 
 
 def supports(eq) -> bool:
