@@ -137,8 +137,9 @@ def _parse(idx, shape, op):
                 cv = np.asarray(cv)
                 if nd == 0:
                     raw.append(_Item("boolscalar", bool(cv)))
-                elif cv.size == 0 and nd == 1:
-                    # numpy's legacy rule: an empty boolean list indexes like an empty int list
+                elif cv.size == 0 and nd == 1 and isinstance(e, (list, tuple)):
+                    # numpy's rule: an empty Python list indexes like an empty int list (an
+                    # empty boolean *array* is a mask, checked against its axis)
                     raw.append(_Item("adv", np.zeros(0, np.int64)))
                 else:
                     raw.append(_Item("mask", cv))

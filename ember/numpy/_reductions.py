@@ -260,6 +260,41 @@ def _abs2(c):
     return lax.mul(c, c)
 
 
+def _variance(a, axis, dtype, ddof, keepdims, where, correction, mean, name):
+    """(variance in the accumulation dtype, the result's real dtype, aval, axes): var
+    rounds it to the result dtype, std takes the root first (a float16 variance may
+    overflow where its root does not)."""
+    corr = _correction(ddof, correction, name)
+    x, av, axes = _prep(a, axis, name)
+    x, out_d = _float_acc(x, dtype, name)
+    d = get_aval(x).dtype
+    rd = _dt.real_dtype(d)
+    out_rd = _dt.real_dtype(out_d)
+    full_axes_shape = tuple(1 if i in axes else s for i, s in enumerate(av.shape))
+    if where is not None and where is not True:
+        w = broadcast_to(ensure_array(where), av.shape)
+        n = lax.reduce_sum(lax.convert_element_type(w, rd), axes)
+        xm = _masked(x, where, 0, name)
+        mu = lax.div(lax.reduce_sum(xm, axes), lax.convert_element_type(n, d))
+        c = lax.sub(x, broadcast_to(lax.reshape(mu, full_axes_shape), av.shape))
+        sq = _masked(_abs2(c), where, 0, name)
+        denom = lax.max(lax.sub(n, const(rd, corr)), const(rd, 0))
+        y = lax.div(lax.reduce_sum(sq, axes), denom)
+        return y, out_rd, av, axes
+    n = _count(av, axes)
+    if mean is not None:
+        mu_b = broadcast_to(_to(ensure_array(mean), d), full_axes_shape)
+    else:
+        mu_b = lax.reshape(lax.div(lax.reduce_sum(x, axes), const(d, n)), full_axes_shape)
+    c = lax.sub(x, broadcast_to(mu_b, av.shape)) if av.shape else lax.sub(x, mu_b)
+    sq = _abs2(c)
+    denom = builtins.max(n - corr, 0)
+    y = lax.div(lax.reduce_sum(sq, axes), const(rd, denom))
+    return y, out_rd, av, axes
+
+
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None, mean=None):
     """Variance over `axis`, dividing by N - correction (`ddof` is numpy's name).
@@ -270,47 +305,22 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         1.25
     """
     no_numpy_feature("var", out=out)
-    corr = _correction(ddof, correction, "var")
-    x, av, axes = _prep(a, axis, "var")
-    x, out_d = _float_acc(x, dtype, "var")
-    d = get_aval(x).dtype
-    rd = _dt.real_dtype(d)
-    out_rd = _dt.real_dtype(out_d)
-    full_axes_shape = tuple(1 if i in axes else s for i, s in enumerate(av.shape))
-    if where is not None and where is not True:
-        w = broadcast_to(ensure_array(where), av.shape)
-        n = lax.reduce_sum(lax.convert_element_type(w, rd), axes)
-        xm = _masked(x, where, 0, "var")
-        mu = lax.div(lax.reduce_sum(xm, axes), lax.convert_element_type(n, d))
-        c = lax.sub(x, broadcast_to(lax.reshape(mu, full_axes_shape), av.shape))
-        sq = _masked(_abs2(c), where, 0, "var")
-        denom = lax.max(lax.sub(n, const(rd, corr)), const(rd, 0))
-        y = lax.div(lax.reduce_sum(sq, axes), denom)
-        return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
-    n = _count(av, axes)
-    if mean is not None:
-        mu_b = broadcast_to(_to(ensure_array(mean), d), full_axes_shape)
-    else:
-        mu_b = lax.reshape(lax.div(lax.reduce_sum(x, axes), const(d, n)), full_axes_shape)
-    c = lax.sub(x, broadcast_to(mu_b, av.shape)) if av.shape else lax.sub(x, mu_b)
-    sq = _abs2(c)
-    denom = builtins.max(n - corr, 0)
-    y = lax.div(lax.reduce_sum(sq, axes), const(rd, denom))
+    y, out_rd, av, axes = _variance(a, axis, dtype, ddof, keepdims, where, correction, mean, "var")
     return ensure_array(_keep(_to(y, out_rd), av, axes, keepdims))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None, mean=None):
-    """Standard deviation: sqrt(var).
+    """Standard deviation: sqrt(var), the root taken in the accumulation dtype.
 
     Example:
         >>> import ember.numpy as enp
         >>> float(enp.std(enp.asarray([1.0, 3.0])))
         1.0
     """
-    _prep(a, axis, "std")
-    return ensure_array(lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where,
-                                     correction=correction, mean=mean)))
+    no_numpy_feature("std", out=out)
+    y, out_rd, av, axes = _variance(a, axis, dtype, ddof, keepdims, where, correction, mean, "std")
+    return ensure_array(_keep(_to(lax.sqrt(y), out_rd), av, axes, keepdims))
 
 
 def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_none, out=None):
