@@ -643,6 +643,19 @@ def _emit_pow(m: _M, x, y):
         yd = b.fpext(y, md.ty)
         ld = _log_sum(md, *_log_parts(md, axd))
         magd = _exp(md, md.mul(yd, ld))
+        # |x| = 2^e exactly with e*y an integer: the power is 2^(e*y) exactly, computed
+        # exactly, so the one rounding to float32 is correct even at the halfway point
+        # below the smallest subnormal (2^-150 rounds to 0), where the double's last-bit
+        # error would otherwise round the wrong way
+        bits = m.bits(ax)
+        biased = b.lshr(bits, m.ci(m.mant))
+        two_power = m.and_(b.icmp_unsigned("==", b.and_(bits, m.ci((1 << m.mant) - 1)), m.ci(0)),
+                           b.icmp_signed(">", biased, m.ci(0)))
+        pd = md.mul(b.sitofp(b.sub(biased, m.ci(m.bias)), md.ty), yd)   # exact: 8 x 24 bits
+        in_range = md.cmp("<=", md.fabs(pd), md.c(1000.0))
+        exact_int = m.and_(md.cmp("==", md.rint(pd), pd), in_range)
+        exact = md.pow2(b.fptosi(md.sel(in_range, pd, md.c(0.0)), md.ity))
+        magd = md.sel(m.and_(two_power, exact_int), exact, magd)
         mag = b.fptrunc(magd, m.ty)
     ry = m.rint(y)
     y_int = m.cmp("==", ry, y)  # false for NaN, true for +-inf

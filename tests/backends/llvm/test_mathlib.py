@@ -385,3 +385,14 @@ def test_jit_on_every_float_dtype_and_cast(name):
     assert proc.returncode == 0, f"{name}: child exited {proc.returncode}\n{proc.stderr[-3000:]}"
     failures = json.loads(proc.stdout.strip().splitlines()[-1])
     assert not failures, f"{name}:\n" + "\n".join(failures)
+
+
+def test_pow_float32_power_of_two_halfway_below_the_smallest_subnormal():
+    # 2^-150 is exactly half the smallest float32 subnormal: it rounds to 0 (to even); the
+    # double-precision evaluation's last-bit error must not push it to 2^-149
+    x = np.array([2.0, 4.0, 0.5, 0.25, 2.0, 8.0], np.float32)
+    y = np.array([-150.0, -75.0, 150.0, 75.0, -149.0, -50.0], np.float32)
+    import ember
+    import ember.numpy as enp
+    got = np.asarray(ember.jit(lambda a, b: a ** b)(enp.asarray(x), enp.asarray(y)))
+    np.testing.assert_array_equal(got.view(np.uint32), np.power(x, y).view(np.uint32))
