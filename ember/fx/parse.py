@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from .core import PRIMITIVES, AbstractArray
+from . import trampoline
 from .ir import ClosedGraph, Equation, Graph, Literal, Var, constant_key
 
 DTYPES = {_dt.short_name(d): d for d in _dt.ALL_DTYPES}
@@ -419,24 +420,13 @@ class _Fields:
 def _drive(parser: _Parser, first):
     """Run the parser's coroutines on an explicit stack (no recursion, however
     deeply sub-graphs and tuples nest)."""
-    stack = [first]
-    send = None
-    while True:
-        try:
-            req = stack[-1].send(send)
-        except StopIteration as stop:
-            stack.pop()
-            if not stack:
-                return stop.value
-            send = stop.value
-            continue
-        send = None
+    def spawn(req):
         if req == _GRAPH:
-            stack.append(parser.graph())
-        elif req == _VALUE:
-            stack.append(parser.value())
-        else:
-            stack.append(req.run())
+            return parser.graph()
+        if req == _VALUE:
+            return parser.value()
+        return req.run()
+    return trampoline.run(first, spawn)
 
 
 def parse(text: str, consts=None) -> ClosedGraph:

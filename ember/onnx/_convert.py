@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..fx import trampoline
 from ..fx.ir import ClosedGraph, Literal
 
 
@@ -151,16 +152,7 @@ INLINE = {"jit_call": "graph", "remat": "graph", "custom_jvp_call": "call", "cus
 def drive(first):
     """Run body coroutines on an explicit stack; a yielded request
     ("body", converter, closed, env, formal, name) converts a sub-graph."""
-    stack, send = [first], None
-    while True:
-        try:
-            req = stack[-1].send(send)
-        except StopIteration as stop:
-            stack.pop()
-            if not stack:
-                return stop.value
-            send = stop.value
-            continue
-        send = None
+    def spawn(req):
         _, cv, closed, env, formal, name = req
-        stack.append(cv.body(closed, env, formal, name))
+        return cv.body(closed, env, formal, name)
+    return trampoline.run(first, spawn)
