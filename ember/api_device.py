@@ -106,7 +106,7 @@ def device_put(x, device: Device | str | None = None):
                         f"'cuda'), got {type(device).__name__}")
 
     def put(v):
-        a = v if isinstance(v, Array) else from_host(v)
+        a = v if isinstance(v, Array) else from_host(v, device=device)
         if a.device == device:
             return a
         if not a.device.host_buffers and not device.host_buffers and \

@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, cpu_device, wrap_buffer
+from ..backends.base import Device
 from ..fx.core import ConcretizationError, Tracer, get_aval
 from ._core import asarray, broadcast_shapes, broadcast_to, ensure_array, promote_args
 from ._elementwise import abs as _abs, exp, log, pow as _pow, sign
@@ -615,12 +616,16 @@ def from_dlpack(x, /, *, device=None, copy=None):
         return _device_put(x, device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
-    if device is not None and str(device) not in ("cpu", str(cpu_device())):
-        raise BufferError(f"from_dlpack: device {device!r} is not available; ember arrays live "
-                          f"on {cpu_device()}")
+    from .._host import _on_gpu, from_gpu_dlpack
+    if device is not None and not isinstance(device, Device):
+        from ..backends.base import lookup_device
+        device = lookup_device(str(device), what="from_dlpack: device")
+    if _on_gpu(x):   # CUDA memory (CuPy, torch): stays on its GPU, shared with copy=False
+        return from_gpu_dlpack(x, copy=copy, device=device)
     a = np.from_dlpack(x, copy=copy) if copy is False else np.array(np.from_dlpack(x), copy=True)
     _dt.canonicalize(a.dtype)
-    return wrap_buffer(a)
+    out = wrap_buffer(a, cpu_device())
+    return out if device is None else _device_put(out, device)
 
 
 def copy(a, order="K"):

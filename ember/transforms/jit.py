@@ -23,7 +23,7 @@ from .. import profiler as _prof
 from .. import dtypes as _dt
 from .._host import from_host
 from ..array import Array, wrap_buffer
-from ..backends.base import DEFAULT_BACKEND, get_backend
+from ..backends.base import get_backend
 from ..fx.drivers import call_driver, register_driver
 from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
@@ -374,7 +374,10 @@ class JitFunction:
                         f"move them to one device first with ember.device_put(x, device), or "
                         f"pass jit(..., backend=...) to choose where it runs"
                         + (f"\n  at {user_source()}" if user_source() else ""))
-        return found or DEFAULT_BACKEND
+        if found is None:   # no array argument: where constructors put arrays (a GPU if present)
+            from ..array import default_device
+            return default_device().backend.name
+        return found
 
     def _trace(self, args, static, nums, in_tree, avals) -> _Entry:
         n = len(args)
