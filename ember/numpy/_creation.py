@@ -141,6 +141,8 @@ def empty(shape, dtype=None, *, device=None, order="C"):
 def _like(x, fill_value, dtype, device, shape, op):
     a = get_aval(ensure_array(x))
     shp = a.shape if shape is None else _shape_arg(shape, op)
+    if device is None and isinstance(x, Array) and not x._device.host_buffers:
+        device = x._device   # the array API: on x's device (a GPU array's zeros stay there)
     return _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
 
 

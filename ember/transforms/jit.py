@@ -357,13 +357,20 @@ class JitFunction:
 
     def _backend_of(self, ops, in_tree, n, nums) -> str:
         """The backend the arguments live on: that of every concrete Array among them
-        (traced values and Python data follow; none at all: the default backend)."""
+        (traced values and Python data follow, and so do host arrays when the others
+        are on one GPU backend; none at all: the default device's backend)."""
         found = None
+        found_on_host = True
         for o in ops:
             if type(o) is Array:
                 b = o._device.backend.name
+                on_host = o._device.host_buffers
                 if found is None:
-                    found = b
+                    found, found_on_host = b, on_host
+                elif b != found and on_host and not found_on_host:
+                    continue   # host arrays follow a GPU argument (copied over at the call)
+                elif b != found and found_on_host and not on_host:
+                    found, found_on_host = b, on_host
                 elif b != found:
                     names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
                                            with_kwargs=True)

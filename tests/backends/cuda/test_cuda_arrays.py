@@ -224,3 +224,17 @@ def test_gpu_extra_brings_cupy_for_cuda_13():
     with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
         extras = tomllib.load(f)["project"]["optional-dependencies"]
     assert "cupy-cuda13x" in extras["gpu"]
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_train_step_on_the_device(gpu, jit):
+    from ember import nn, optim
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to(gpu)
+    step = nn.TrainStep(model, optim.Adam(model, lr=1e-2),
+                        lambda m, x, y: nn.functional.mse_loss(m(x), y), jit=jit)
+    x = ember.device_put(enp.ones((8, 3)), gpu)
+    y = ember.device_put(enp.zeros((8, 1)), gpu)
+    losses = [float(step(x, y)) for _ in range(5)]
+    assert losses[-1] < losses[0]
+    assert all(p.device == gpu for p in ember.tree.tree_leaves(model.parameters()))
+    assert enp.zeros_like(model[0].weight).device == gpu
