@@ -228,13 +228,19 @@ def test_gpu_extra_brings_cupy_for_cuda_13():
 
 @pytest.mark.parametrize("jit", [False, True])
 def test_train_step_on_the_device(gpu, jit):
+    import copy
     from ember import nn, optim
-    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1)).to(gpu)
-    step = nn.TrainStep(model, optim.Adam(model, lr=1e-2),
-                        lambda m, x, y: nn.functional.mse_loss(m(x), y), jit=jit)
-    x = ember.device_put(enp.ones((8, 3)), gpu)
-    y = ember.device_put(enp.zeros((8, 1)), gpu)
-    losses = [float(step(x, y)) for _ in range(5)]
-    assert losses[-1] < losses[0]
+
+    def train(model, where):
+        step = nn.TrainStep(model, optim.Adam(model, lr=1e-2),
+                            lambda m, x, y: nn.functional.mse_loss(m(x), y), jit=jit)
+        x = ember.device_put(enp.linspace(-1, 1, 24).reshape(8, 3), where)
+        y = ember.device_put(enp.ones((8, 1)), where)
+        return [float(step(x, y)) for _ in range(5)]
+
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    want = train(copy.deepcopy(model), "cpu")
+    got = train(model.to(gpu), gpu)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
     assert all(p.device == gpu for p in ember.tree.tree_leaves(model.parameters()))
     assert enp.zeros_like(model[0].weight).device == gpu
