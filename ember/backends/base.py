@@ -169,11 +169,11 @@ def lookup_device(spec: str, what: str = "device") -> Device:
     if factory_known and not devs:
         why = getattr(get_backend(name), "unavailable_reason", lambda: None)()
         msg = (f"{what} {spec!r} is not available: the {name} backend has no devices"
-               + (f" ({why})" if why else "") + f"; available devices: {known}")
+               + (f" ({why})" if why else "") + f"; available: {known}")
         if name == "cuda":
             msg += f"; {GPU_HINT}"
         raise DeviceNotFoundError(msg)
-    raise DeviceNotFoundError(f"unknown device {spec!r}; available devices: {known}")
+    raise DeviceNotFoundError(f"unknown device {spec!r}; available: {known}")
 
 
 _BACKENDS: dict[str, Backend] = {}

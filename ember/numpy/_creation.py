@@ -620,8 +620,11 @@ def from_dlpack(x, /, *, device=None, copy=None):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
     from .._host import _on_gpu, from_gpu_dlpack
     if device is not None and not isinstance(device, Device):
-        from ..backends.base import lookup_device
-        device = lookup_device(str(device), what="from_dlpack: device")
+        from ..backends.base import DeviceNotFoundError, lookup_device
+        try:
+            device = lookup_device(str(device), what="from_dlpack: device")
+        except DeviceNotFoundError as e:   # the array API's error for an unusable device
+            raise BufferError(f"from_dlpack: {e}") from None
     if _on_gpu(x):   # CUDA memory (CuPy, torch): stays on its GPU, shared with copy=False
         return from_gpu_dlpack(x, copy=copy, device=device)
     a = np.from_dlpack(x, copy=copy) if copy is False else np.array(np.from_dlpack(x), copy=True)
