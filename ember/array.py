@@ -203,10 +203,13 @@ class Array(ArrayOps):
         v = self._value
         if copy:
             v = v.copy()
-        kw = {"stream": stream}
         if max_version is not None:
-            kw.update(max_version=max_version, dl_device=dl_device, copy=copy)
-        return v.__dlpack__(**kw)
+            try:
+                return v.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                    copy=copy)
+            except TypeError:   # a library without the DLPack 1.0 keywords
+                pass
+        return v.__dlpack__(stream=stream)
 
     def __dlpack_device__(self):
         if not self._device.host_buffers:

@@ -21,7 +21,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.prims import contraction as K
 from ...fx.prims import reduce as R
-from .eager import eager_rule, is_float, is_lowp, quiet
+from .eager import NOT_COVERED, eager_rule, is_float, is_lowp, quiet
 from .eager_elementwise import from_order_keys, order_keys
 
 
@@ -56,9 +56,18 @@ def _extremum(op):
 
 def _bitwise(name):
     def rule(xp, x, *, axes):
-        fn = getattr(xp, name).reduce
+        if x.dtype == np.bool_:
+            # logical folds: all / any / parity, which every array module has
+            if name == "bitwise_and":
+                return xp.asarray(xp.all(x, axis=axes))
+            if name == "bitwise_or":
+                return xp.asarray(xp.any(x, axis=axes))
+            return xp.asarray(xp.count_nonzero(x, axis=axes) % 2 == 1)
+        fn = getattr(getattr(xp, name), "reduce", None)
+        if fn is None:   # an array module whose ufuncs cannot reduce: run it compiled
+            return NOT_COVERED
         out = x
-        for a in sorted(axes, reverse=True):   # CuPy's ufunc.reduce takes one axis
+        for a in sorted(axes, reverse=True):   # one axis at a time, as every module allows
             out = fn(out, axis=a)
         return xp.asarray(out).astype(x.dtype, copy=False)
     return rule
