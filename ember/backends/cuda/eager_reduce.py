@@ -1,5 +1,6 @@
-"""Eager rules of the reductions (`fx/prims/reduce.py`) and of `dot_general`
-(`fx/prims/contraction.py`) over an array module `xp`.
+"""Eager rules of the reductions (`fx/prims/reduce.py`), the running sums and
+products (`fx/prims/cumulative.py`) and `dot_general` (`fx/prims/contraction.py`)
+over an array module `xp`.
 
 Sums and products wrap integers and accumulate half precision in float32; float
 max/min order zeros by sign (-0 < +0) through integer order keys and propagate
@@ -20,6 +21,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.prims import contraction as K
+from ...fx.prims import cumulative as CU
 from ...fx.prims import reduce as R
 from .eager import NOT_COVERED, eager_rule, is_float, is_lowp, quiet
 from .eager_elementwise import from_order_keys, order_keys
@@ -161,3 +163,24 @@ def _recompute_nonfinite(xp, a, c, out):
         e2 = (e - e1) // 2
         acc = acc * _pow2(xp, e1) * _pow2(xp, e2) * _pow2(xp, e - e1 - e2)
         out[bi, i, j] = acc.astype(out.dtype)
+
+
+# --- running sums and products --------------------------------------------------------
+
+def _cumulative(name):
+    def rule(xp, x, *, axis, reverse):
+        d = x.dtype
+        # half precision accumulates in float32 and rounds each prefix once; integers wrap
+        xc = x.astype(np.float32) if is_lowp(d) else x
+        if reverse:
+            xc = xp.flip(xc, axis)
+        with quiet(xp):
+            out = getattr(xp, name)(xc, axis=axis, dtype=xc.dtype)
+        if reverse:
+            out = xp.flip(out, axis)
+        return xp.ascontiguousarray(out).astype(d, copy=False)
+    return rule
+
+
+eager_rule(CU.cumsum_p)(_cumulative("cumsum"))
+eager_rule(CU.cumprod_p)(_cumulative("cumprod"))
