@@ -73,7 +73,7 @@ def _load_families():
     # the families register themselves on import; imported once, at the first rule
     global _LOADED
     if not _LOADED:
-        from . import eager_elementwise, eager_reduce, eager_structure  # noqa: F401
+        from . import eager_elementwise, eager_indexing, eager_reduce, eager_structure  # noqa: F401
         _LOADED = True
 
 
@@ -99,7 +99,7 @@ def special(xp):
     """The scipy.special of `xp`: scipy's for numpy, cupyx's for CuPy.
 
     Example:
-        >>> special(np).erf(0.0)
+        >>> float(special(np).erf(0.0))
         0.0
     """
     if xp is np:

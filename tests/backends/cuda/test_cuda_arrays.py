@@ -244,3 +244,15 @@ def test_train_step_on_the_device(gpu, jit):
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert all(p.device == gpu for p in ember.tree.tree_leaves(model.parameters()))
     assert enp.zeros_like(model[0].weight).device == gpu
+
+
+@pytest.mark.parametrize("name", ["backend", "eager", "eager_elementwise", "eager_structure",
+                                  "eager_reduce", "eager_indexing"])
+def test_docstring_examples_of_the_gpu_less_modules(name):
+    # tests/test_docstring_examples.py leaves ember.backends.cuda out (much of it
+    # needs NVRTC); these modules need no GPU, so their examples run here
+    import doctest
+    import importlib
+    mod = importlib.import_module(f"ember.backends.cuda.{name}")
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0 and res.attempted > 0

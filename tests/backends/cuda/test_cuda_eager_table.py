@@ -16,6 +16,7 @@ from ember.fx.prims import contraction as K
 from ember.fx.prims import convert as C
 from ember.fx.prims import cumulative as CU
 from ember.fx.prims import elementwise as E
+from ember.fx.prims import indexing as I
 from ember.fx.prims import reduce as R
 from ember.fx.prims import shape as S
 from ember.transforms import misc as M
@@ -308,9 +309,48 @@ def test_every_rule_is_exercised_here():
     tested = set(UNARY_FLOAT + UNARY_INT + BINARY_ANY + BINARY_FLOAT + BINARY_INT) | {
         E.integer_pow_p, E.select_n_p, E.clamp_p, C.convert_element_type_p, R.reduce_sum_p,
         R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p, R.reduce_and_p, R.reduce_or_p,
-        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, K.dot_general_p, S.transpose_p, S.reshape_p,
+        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, I.gather_p, K.dot_general_p, S.transpose_p, S.reshape_p,
         S.rev_p, S.squeeze_p, S.expand_dims_p, M.stop_gradient_p, S.broadcast_in_dim_p, S.slice_p,
         S.pad_p, S.concatenate_p, S.iota_p}
     missing = sorted(p.name for p in covered() - tested)
     assert not missing, missing
 
+
+
+def _gather_equations():
+    """gather equations as ember.numpy emits them (advanced indexing, take,
+    take_along_axis, fill mode, vmap's batching dims), with their operand avals."""
+    import ember
+    import ember.numpy as enp
+    x = enp.zeros((4, 5, 3))
+    i = enp.zeros((2, 3), dtype=enp.int32)
+    j = enp.zeros((4, 5, 3), dtype=enp.int32)
+    fns = [lambda x, i: x[i], lambda x, i: x[:, i], lambda x, i: x[i, 1:3], lambda x, i: x[i, i],
+           lambda x, i: x[..., i % 3],
+           lambda x, i: enp.take(x, i, axis=1, mode="fill", fill_value=-1.0),
+           lambda x, i: enp.take(x, i, axis=2, mode="clip"),
+           lambda x, i: ember.vmap(lambda r, k: r[k])(x, i[:, :4].reshape(-1)[:4] % 5)]
+    out = []
+    for f in fns:
+        out += [e for e in ember.make_graph(f)(x, i).equations if e.prim.name == "gather"]
+    out += [e for e in ember.make_graph(lambda x, j: enp.take_along_axis(x, j, axis=1))(x, j).equations
+            if e.prim.name == "gather"]
+    return out
+
+
+GATHERS = _gather_equations()
+
+
+@pytest.mark.parametrize("k", range(len(GATHERS)))
+@SETTINGS
+@given(data=st.data())
+def test_gather_as_ember_numpy_emits_it(k, data):
+    from ember.fx.prims.indexing import gather_p
+    eq = GATHERS[k]
+    op_aval, idx_aval = (v.aval for v in eq.inputs)
+    d = data.draw(st.sampled_from([np.dtype("float32"), BF16, np.dtype("int8"), np.dtype(bool)]))
+    x = data.draw(values(d, tuple(op_aval.shape)))
+    n = int(np.prod(idx_aval.shape, dtype=np.int64))
+    idx = np.array(data.draw(st.lists(st.integers(-7, 7), min_size=n, max_size=n)),
+                   idx_aval.dtype).reshape(idx_aval.shape)
+    check(gather_p, [x, idx], eq.params)
