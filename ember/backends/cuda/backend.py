@@ -101,6 +101,7 @@ class CudaBackend(Backend):
         self._n = devices
         self._devices = None
         self._one_op_cache: dict = {}
+        self._scalars: dict = {}
 
     # --- devices -------------------------------------------------------------------
     @property
@@ -162,6 +163,17 @@ class CudaBackend(Backend):
             return v
         if not isinstance(v, (np.ndarray, np.generic)):
             v = np.asarray(v, dtype=get_aval(v).dtype)   # a Python float is a float32
+        if v.ndim == 0:
+            # eager literals (`x * 2.0`) repeat: one copy per (device, dtype, bits), shared
+            # afterwards (device arrays are never written, so sharing is safe)
+            key = (device.id if device is not None else 0, v.dtype.str, v.tobytes())
+            hit = self._scalars.get(key)
+            if hit is None:
+                if len(self._scalars) > 1024:
+                    self._scalars.clear()
+                with self._on(device):
+                    hit = self._scalars[key] = xp.asarray(v)
+            return hit
         with self._on(device):
             return xp.asarray(v)
 

@@ -256,3 +256,16 @@ def test_docstring_examples_of_the_gpu_less_modules(name):
     mod = importlib.import_module(f"ember.backends.cuda.{name}")
     res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.failed == 0 and res.attempted > 0
+
+
+def test_host_literals_are_copied_once_and_keep_their_dtype(gpu):
+    b = base.get_backend("cuda-emulated")
+    x = ember.device_put(np.arange(3, dtype=np.float16), gpu)
+    y = x * 2.0
+    assert y.dtype == np.float16 and np.asarray(y).tolist() == [0.0, 2.0, 4.0]
+    before = dict(b._scalars)
+    _ = x * 2.0
+    assert b._scalars == before   # the literal came from the cache
+    z = ember.device_put(np.array([-0.0], np.float32), gpu)
+    assert np.signbit(np.asarray(enp.maximum(z, 0.0))).tolist() == [False]
+    assert np.signbit(np.asarray(enp.minimum(z, -0.0) * 1.0)).tolist() == [True]
