@@ -331,7 +331,9 @@ def _finisher(pin_alloc):
     """Main-process leaf function: optional pinning, then ember conversion."""
     if pin_alloc is None:
         return _to_ember
-    return lambda a: _to_ember(pin_array(a, pin_alloc))
+    # the pinned copy is the loader's own buffer: wrapped as is, so a GPU default
+    # device copies from page-locked memory
+    return lambda a: _to_ember(pin_array(a, pin_alloc), owned=True)
 
 
 class _SingleProcessIter:
@@ -607,4 +609,6 @@ class _MultiProcessIter:
         self._try_put_index()
         if isinstance(payload, ExceptionWrapper):
             payload.reraise()
-        return shm.decode(payload, to_ember=_to_ember, alloc=self._pin)
+        # decoded leaves are fresh buffers from `alloc` (pinned views when pinning)
+        to_ember = _to_ember if self._pin is None else (lambda a: _to_ember(a, owned=True))
+        return shm.decode(payload, to_ember=to_ember, alloc=self._pin)

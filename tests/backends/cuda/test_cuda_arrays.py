@@ -269,3 +269,28 @@ def test_host_literals_are_copied_once_and_keep_their_dtype(gpu):
     z = ember.device_put(np.array([-0.0], np.float32), gpu)
     assert np.signbit(np.asarray(enp.maximum(z, 0.0))).tolist() == [False]
     assert np.signbit(np.asarray(enp.minimum(z, -0.0) * 1.0)).tolist() == [True]
+
+
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_pinned_batches_are_the_source_of_the_device_copy(gpu, monkeypatch, num_workers):
+    import ember.data.pin as pin
+    from ember.data import ArrayDataset, DataLoader
+    blocks = []
+
+    def fake_alloc_pinned(nbytes):   # stands in for cupy.cuda.alloc_pinned_memory
+        blocks.append(bytearray(nbytes))
+        return blocks[-1]
+
+    monkeypatch.setattr(pin, "_cupy_alloc_pinned", lambda: fake_alloc_pinned)
+    sources = []
+    b = base.get_backend("cuda-emulated")
+    real_put = b.put
+    monkeypatch.setattr(b, "put", lambda v, d: sources.append(v) or real_put(v, d))
+    with ember.default_device(gpu):
+        out = list(DataLoader(ArrayDataset(np.arange(8.0, dtype=np.float32)), batch_size=4,
+                              num_workers=num_workers, pin_memory=True))
+    assert [o[0].device for o in out] == [gpu, gpu]
+    assert [np.asarray(o[0]).tolist() for o in out] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    # every host-to-device copy read a pinned block, not a copy of it
+    pinned = [np.frombuffer(blk, np.uint8) for blk in blocks]
+    assert sources and all(any(np.shares_memory(s, p) for p in pinned) for s in sources)
