@@ -73,7 +73,8 @@ def _load_families():
     # the families register themselves on import; imported once, at the first rule
     global _LOADED
     if not _LOADED:
-        from . import eager_elementwise, eager_indexing, eager_reduce, eager_structure  # noqa: F401
+        from . import (eager_elementwise, eager_indexing, eager_random, eager_reduce,  # noqa: F401
+                       eager_structure)
         _LOADED = True
 
 

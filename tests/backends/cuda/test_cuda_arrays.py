@@ -247,7 +247,7 @@ def test_train_step_on_the_device(gpu, jit):
 
 
 @pytest.mark.parametrize("name", ["backend", "eager", "eager_elementwise", "eager_structure",
-                                  "eager_reduce", "eager_indexing"])
+                                  "eager_reduce", "eager_indexing", "eager_random"])
 def test_docstring_examples_of_the_gpu_less_modules(name):
     # tests/test_docstring_examples.py leaves ember.backends.cuda out (much of it
     # needs NVRTC); these modules need no GPU, so their examples run here

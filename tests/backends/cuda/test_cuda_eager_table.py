@@ -17,6 +17,7 @@ from ember.fx.prims import convert as C
 from ember.fx.prims import cumulative as CU
 from ember.fx.prims import elementwise as E
 from ember.fx.prims import indexing as I
+from ember.fx.prims import random as RND
 from ember.fx.prims import reduce as R
 from ember.fx.prims import shape as S
 from ember.transforms import misc as M
@@ -304,12 +305,25 @@ def test_iota(data):
     check(S.iota_p, [], dict(dtype=d, shape=shape, dimension=data.draw(st.integers(0, len(shape) - 1))))
 
 
+@SETTINGS
+@given(data=st.data())
+def test_threefry2x32(data):
+    from ember.fx.prims.random import threefry2x32_p
+    shape = data.draw(shapes())
+    ops = [data.draw(values(np.dtype("uint32"), data.draw(st.sampled_from([shape, ()])))) for _ in range(4)]
+    got = run_rule(np, threefry2x32_p, ops, {})
+    want = threefry2x32_p.impl(*ops)
+    assert len(got) == 2
+    for g, w in zip(got, want):
+        same(g, w)
+
+
 def test_every_rule_is_exercised_here():
     """A primitive gaining a rule must gain a row in this file's tables."""
     tested = set(UNARY_FLOAT + UNARY_INT + BINARY_ANY + BINARY_FLOAT + BINARY_INT) | {
         E.integer_pow_p, E.select_n_p, E.clamp_p, C.convert_element_type_p, R.reduce_sum_p,
         R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p, R.reduce_and_p, R.reduce_or_p,
-        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, I.gather_p, K.dot_general_p, S.transpose_p, S.reshape_p,
+        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, I.gather_p, RND.threefry2x32_p, K.dot_general_p, S.transpose_p, S.reshape_p,
         S.rev_p, S.squeeze_p, S.expand_dims_p, M.stop_gradient_p, S.broadcast_in_dim_p, S.slice_p,
         S.pad_p, S.concatenate_p, S.iota_p}
     missing = sorted(p.name for p in covered() - tested)
