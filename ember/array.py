@@ -160,7 +160,17 @@ class Array(ArrayOps):
         d = self._device
         if d.host_buffers or not hasattr(self._value, "__cuda_array_interface__"):
             raise AttributeError(f"__cuda_array_interface__: this array lives on {d}, not on a GPU")
-        return self._value.__cuda_array_interface__
+        return self._exportable().__cuda_array_interface__
+
+    def _exportable(self):
+        """The device buffer, first copied when the backend says a consumer must not
+        see it (a broadcast, stride-0 view, where one write changes many elements;
+        memory the backend shares between arrays).  The copy replaces the buffer (the
+        same values: an Array never changes), so later exports share it."""
+        v = self._value
+        if self._device.backend.needs_private_copy(v):
+            v = self._value = v.copy()
+        return v
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export as a DLPack capsule without letting the consumer write into this
@@ -200,9 +210,7 @@ class Array(ArrayOps):
     def _device_dlpack(self, stream, max_version, dl_device, copy):
         # a GPU buffer is exported by its own library (CuPy), zero-copy unless
         # copy=True; as with JAX, the consumer must not write to it
-        v = self._value
-        if copy:
-            v = v.copy()
+        v = self._value.copy() if copy else self._exportable()
         if max_version is not None:
             try:
                 return v.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,

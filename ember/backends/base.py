@@ -115,6 +115,12 @@ class Backend:
         """Why `devices()` is empty (no runtime, no driver), for error messages."""
         return None
 
+    def needs_private_copy(self, buffer) -> bool:
+        """Whether `buffer` must be copied before it is shared with another library
+        (DLPack, the CUDA array interface): a broadcast (stride-0) view, where one
+        write by the consumer would change many elements."""
+        return buffer.size > 1 and 0 in buffer.strides
+
     def block_until_ready(self, buffer) -> None:
         """Wait until the work producing `buffer` has finished (asynchronous backends)."""
         return None

@@ -102,6 +102,7 @@ class CudaBackend(Backend):
         self._devices = None
         self._one_op_cache: dict = {}
         self._scalars: dict = {}
+        self._scalar_ptrs: set = set()   # device addresses of the cached literals
 
     # --- devices -------------------------------------------------------------------
     @property
@@ -149,6 +150,14 @@ class CudaBackend(Backend):
             return np.array(buffer, copy=True)
         return buffer.get()
 
+    def needs_private_copy(self, buffer) -> bool:
+        # besides broadcasts: views of the shared literal cache (`_operand`), which a
+        # consumer writing through DLPack would change for every later operation
+        if super().needs_private_copy(buffer):
+            return True
+        ptr = _pointer(buffer)
+        return ptr is not None and ptr in self._scalar_ptrs
+
     def block_until_ready(self, buffer) -> None:
         if self._xp is not np:
             with self._on(_device_of(self, buffer)):
@@ -171,8 +180,12 @@ class CudaBackend(Backend):
             if hit is None:
                 if len(self._scalars) > 1024:
                     self._scalars.clear()
+                    self._scalar_ptrs.clear()
                 with self._on(device):
                     hit = self._scalars[key] = xp.asarray(v)
+                ptr = _pointer(hit)
+                if ptr is not None:
+                    self._scalar_ptrs.add(ptr)
             return hit
         with self._on(device):
             return xp.asarray(v)
@@ -240,6 +253,16 @@ def _device_of(backend, buffer):
     i = getattr(dev, "id", 0)
     devs = backend.devices()
     return devs[i] if i < len(devs) else None
+
+
+def _pointer(buffer):
+    """The device address of a buffer's data (CuPy's `data.ptr`, numpy's for the
+    emulated backend in the tests)."""
+    data = getattr(buffer, "data", None)
+    ptr = getattr(data, "ptr", None)
+    if ptr is None and isinstance(buffer, np.ndarray):
+        ptr = buffer.__array_interface__["data"][0]
+    return ptr
 
 
 def _user_type(value) -> str:

@@ -294,3 +294,18 @@ def test_pinned_batches_are_the_source_of_the_device_copy(gpu, monkeypatch, num_
     # every host-to-device copy read a pinned block, not a copy of it
     pinned = [np.frombuffer(blk, np.uint8) for blk in blocks]
     assert sources and all(any(np.shares_memory(s, p) for p in pinned) for s in sources)
+
+
+def test_exports_never_expose_shared_literals_or_broadcasts(gpu):
+    b = base.get_backend("cuda-emulated")
+    with ember.default_device(gpu):
+        z0 = enp.zeros(())        # a view of the cached literal 0.0
+        z3 = enp.zeros(3)         # a broadcast of it
+    literal = next(v for (dev, dt, bits), v in b._scalars.items() if dt == np.dtype("float32").str
+                   and bits == np.float32(0).tobytes())
+    for a in (z0, z3):
+        out = np.from_dlpack(a)
+        assert not np.shares_memory(out, literal)
+        assert 0 not in out.strides or out.size <= 1
+    x = ember.device_put(np.arange(4.0), gpu)
+    assert np.shares_memory(np.from_dlpack(x), x._value)   # ordinary arrays: zero-copy
