@@ -309,3 +309,15 @@ def test_exports_never_expose_shared_literals_or_broadcasts(gpu):
         assert 0 not in out.strides or out.size <= 1
     x = ember.device_put(np.arange(4.0), gpu)
     assert np.shares_memory(np.from_dlpack(x), x._value)   # ordinary arrays: zero-copy
+
+
+def test_weak_types_and_python_scalars_on_the_device(gpu):
+    x = ember.device_put(np.array([1.0, 2.0], np.float16), gpu)
+    y = x + 1.0
+    assert (y.dtype, y.weak_type, y.device) == (np.float16, False, gpu)
+    i = ember.device_put(np.array([7, -7], np.int8), gpu)
+    assert (i // 2).dtype == np.int8 and np.asarray(i // 2).tolist() == [3, -4]   # numpy's floor division
+    with ember.default_device(gpu):
+        w = ember.lax.mul(2.0, 3.0)
+        assert (w.weak_type, w.device, float(w)) == (True, gpu, 6.0)
+        assert (w + np.float16(1)).dtype == np.float16   # a weak value takes the other's dtype
