@@ -321,3 +321,22 @@ def test_weak_types_and_python_scalars_on_the_device(gpu):
         w = ember.lax.mul(2.0, 3.0)
         assert (w.weak_type, w.device, float(w)) == (True, gpu, 6.0)
         assert (w + np.float16(1)).dtype == np.float16   # a weak value takes the other's dtype
+
+
+class _MakesArrays:
+    """A dataset building ember arrays in __getitem__ (in the worker processes)."""
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        a = enp.ones(2) * i
+        return a, str(a.device)
+
+
+def test_loader_workers_keep_to_the_cpu_and_batches_reach_the_device(gpu):
+    from ember.data import DataLoader
+    with ember.default_device(gpu):
+        batches = list(DataLoader(_MakesArrays(), batch_size=2, num_workers=2))
+    assert [d for b in batches for d in b[1]] == ["cpu:0"] * 4   # no CUDA in forked workers
+    assert all(b[0].device == gpu for b in batches)
+    assert np.asarray(batches[1][0]).tolist() == [[2.0, 2.0], [3.0, 3.0]]
