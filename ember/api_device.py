@@ -12,7 +12,7 @@ import numpy as np
 from ._host import from_host
 from .array import Array, wrap_buffer
 from .array import default_device as _default_device
-from .backends.base import Device, get_backend, lookup_device
+from .backends.base import PLATFORM_ALIASES, Device, get_backend, lookup_device
 from .tree import tree_map
 
 
@@ -30,6 +30,7 @@ def devices(backend: str | None = None) -> list[Device]:
     """
     if backend is None:
         return list(_default_device().backend.devices())
+    backend = PLATFORM_ALIASES.get(backend, backend)
     found = list(get_backend(backend).devices())
     if not found:
         lookup_device(backend, what="backend")   # raises, naming why and the hint

@@ -145,12 +145,16 @@ class DeviceNotFoundError(ValueError, RuntimeError):
     backend without devices)."""
 
 
+# JAX's platform name for any GPU ("gpu") names ember's one GPU backend
+PLATFORM_ALIASES = {"gpu": "cuda"}
+
 GPU_HINT = 'to use an NVIDIA GPU, install CuPy with the gpu extra: pip install -e ".[gpu]"'
 
 
 def lookup_device(spec: str, what: str = "device") -> Device:
     """The device a name denotes: `"cpu"`, `"cpu:0"`, `"cuda"`, `"cuda:1"`,
-    `"reference:cpu:0"` (a backend's name alone is its first device).  An unknown
+    `"reference:cpu:0"` (a backend's name alone is its first device; `"gpu"`, as
+    in JAX, is `"cuda"`).  An unknown
     name or a backend without devices raises `DeviceNotFoundError` naming what was
     asked for, the devices there are and, for a GPU, how to get one.
 
@@ -164,6 +168,7 @@ def lookup_device(spec: str, what: str = "device") -> Device:
         unknown device 'tpu'
     """
     name, _, rest = spec.strip().partition(":")
+    name = PLATFORM_ALIASES.get(name, name)
     factory_known = name in _FACTORIES
     devs = get_backend(name).devices() if factory_known else []
     want = f"{name}:{rest}" if rest else None

@@ -154,6 +154,8 @@ def test_no_gpu_devices_and_errors():
     assert "device_put" in str(e.value) and "available: " in str(e.value) and ".[gpu]" in str(e.value)
     with pytest.raises(RuntimeError, match="not available"):
         ember.nn.Linear(1, 1).cuda()
+    with pytest.raises(RuntimeError, match="'cuda' is not available: the cuda backend"):
+        ember.devices("gpu")   # JAX's platform name
     assert "cuda" not in base.available_backends()
     assert base.get_backend("cuda").unavailable_reason()
 
