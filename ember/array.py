@@ -137,6 +137,9 @@ class Array(ArrayOps):
         return d.backend.get(self._value)
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False and not self._device.host_buffers:
+            raise ValueError(f"np.asarray(x, copy=False): x lives on {self._device}, so converting "
+                             f"it to numpy copies it to the host; pass copy=None or copy=True")
         v = self._host()
         if copy:
             return np.array(v, dtype=dtype, copy=True)

@@ -342,3 +342,12 @@ def test_loader_workers_keep_to_the_cpu_and_batches_reach_the_device(gpu):
     assert [d for b in batches for d in b[1]] == ["cpu:0"] * 4   # no CUDA in forked workers
     assert all(b[0].device == gpu for b in batches)
     assert np.asarray(batches[1][0]).tolist() == [[2.0, 2.0], [3.0, 3.0]]
+
+
+def test_numpy_conversion_copies_back_and_refuses_copy_false(gpu):
+    x = ember.device_put(np.arange(3, dtype=np.int32), gpu)
+    h = np.asarray(x)
+    assert h.tolist() == [0, 1, 2] and not np.shares_memory(h, x._value)   # a host copy
+    assert np.asarray(x, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError, match="copies it to the host"):
+        np.asarray(x, copy=False)
