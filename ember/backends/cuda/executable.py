@@ -1,0 +1,245 @@
+"""A jitted program on an NVIDIA GPU: `compile_graph(closed) -> CudaExecutable`.
+
+`compile_graph` schedules the graph with `cuda_target()`, renders all its
+kernels into one CUDA module (render.py), has the runtime compile it once
+(CuPy's `RawModule`: NVRTC, cached on disk by CuPy keyed by source, options,
+arch and versions; an identical module loads once per process), plans one
+device arena for the intermediates (the neutral `kernels.runner.plan_arena`)
+and prepares the launch list (launch.py) as bound calls.  A call binds the
+argument buffers and fresh output buffers into the buffer table and walks the
+list: per kernel one call with its grid, block and argument tuple (prebuilt
+when every argument lives in the arena or is a constant); products through
+the runtime's gemm (cuBLAS) on views of the buffers; library steps as
+library.py binds them (control flow: the shared drivers with bodies compiled
+by this same `compile_graph`; CuPy functions; or a host round trip).
+
+Reductions need no pre-filled output here: the renderer folds every reduction
+from its identity in registers (`render._fold_elements`), so the neutral
+`reduction_inits` are not launched.
+
+*CUDA graphs are not captured:* a call's inputs and outputs are new device
+pointers each time, so a captured graph would need its inputs copied into
+fixed buffers and outputs copied out (two extra passes over the data), and
+host-side steps (drivers, round trips) break a capture; the launch list
+already costs one Python call per kernel.  Capture pays off for programs of
+many tiny kernels called with the same buffers, which this executable does not
+see yet.
+
+Everything device-specific is a `runtime.DeviceRuntime` (CuPy on a GPU; the
+test suite's host emulation elsewhere).
+
+Example::
+
+    exe = compile_graph(ember.make_graph(lambda x: lax.exp(x))(np.zeros(3, np.float32)))
+    exe(cupy.zeros(3, cupy.float32))      # [cupy array of ones]
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+from ... import config
+from ..base import Executable
+from ..kernels import format_program, schedule
+from ..kernels.runner import KERNELS, plan_arena
+from .launch import GemmLaunch, KernelLaunch, LibraryLaunch, launch_list
+from .library import bind_library_step, check_round_trips
+from .render import render_program
+from .target import cuda_target
+
+_ALIGN = 256   # cuBLAS and vector loads like 256-byte aligned buffers
+
+
+class _State:
+    """The per-call machinery: the arena, the buffer table template and the
+    bound launch list.  One is kept per executable; a concurrent call builds its own."""
+    __slots__ = ("arena", "table", "calls")
+
+
+class CudaExecutable(Executable):
+    """Runs a scheduled program on a `DeviceRuntime`: `exe(*buffers)` -> list of
+    device buffers (see the module docstring).
+
+    Example::
+
+        exe = compile_graph(closed, runtime=rt)
+        outs = exe(*[rt.to_device(a) for a in args])
+    """
+
+    def __init__(self, program, module, runtime, compile):
+        self.program = program
+        self.module = module
+        self.runtime = runtime
+        self.launches = launch_list(program, module, runtime)
+        self._compile = compile
+        bufs = program.buffers
+        self._handles = runtime.load_module(module) if module.kernels else {}
+        self._consts = [(b, runtime.to_device(np.ascontiguousarray(_host(c)).astype(bufs[b].dtype, copy=False)))
+                        for b, c in program.consts]
+        self._inputs = list(program.inputs)
+        self._outputs = list(program.outputs)
+        out_ids = {o for o in self._outputs if type(o) is int}
+        kernel_out, lib_out = {}, set()
+        for i, step in enumerate(program.steps):
+            for o in step.outputs:
+                if isinstance(step, KERNELS):
+                    kernel_out.setdefault(o, i)   # the first writer allocates it
+                else:
+                    lib_out.add(o)
+        self._fresh = [(b, bufs[b].shape, bufs[b].dtype) for b in sorted(kernel_out) if b in out_ids]
+        self._lib_outputs = sorted(lib_out & out_ids)
+        self._offsets, self._arena_bytes = plan_arena(program, kernel_out, out_ids, _ALIGN)
+        self._lits = {j: runtime.to_device(np.asarray(o[1])) for j, o in enumerate(self._outputs) if type(o) is not int}
+        self._lib = {r.step: bind_library_step(program.steps[r.step], runtime, compile, bufs)
+                     for r in self.launches if isinstance(r, LibraryLaunch)}
+        self._fixed = set(self._offsets) | {b for b, _ in self._consts}
+        self._lock = threading.Lock()
+        self._state = None
+
+    # --- preparation -----------------------------------------------------------------------
+    def _new_state(self) -> _State:
+        rt, bufs = self.runtime, self.program.buffers
+        st = _State()
+        st.arena = rt.arena(self._arena_bytes)
+        st.table = [None] * len(bufs)
+        for b, off in self._offsets.items():
+            st.table[b] = rt.view(st.arena, off, bufs[b].shape, bufs[b].dtype)
+        for b, c in self._consts:
+            st.table[b] = c
+        st.calls = [self._bind(st, r) for r in self.launches]
+        return st
+
+    def _bind(self, st, rec):
+        """One launch record as a callable(table)."""
+        rt = self.runtime
+        if isinstance(rec, KernelLaunch):
+            handle, grid, block, params = self._handles[rec.kernel], rec.grid, rec.block, rec.params
+            launch = rt.launch
+            if all(p in self._fixed for p in params):
+                args = tuple(st.table[p] for p in params)
+                return lambda table: launch(handle, grid, block, args)
+            return lambda table: launch(handle, grid, block, tuple([table[p] for p in params]))
+        if isinstance(rec, GemmLaunch):
+            return _gemm_call(rt, rec)
+        step = self.program.steps[rec.step]
+        run = self._lib[rec.step]
+        args, outputs = step.args, step.outputs
+        multiple = step.eq.prim.multiple_results
+        needs = [self.program.buffers[o].dtype for o in outputs]
+        asarray = rt.asarray
+
+        def library(table):
+            vals = [table[a] if type(a) is int else a[1] for a in args]
+            res = run(*vals)
+            if not multiple and not isinstance(res, (list, tuple)):
+                res = [res]
+            for o, r, d in zip(outputs, res, needs):
+                r = asarray(r)
+                if np.dtype(r.dtype) != d and not _same_storage(rt, r, d):
+                    r = r.astype(d)
+                table[o] = r
+        return library
+
+    # --- calls -----------------------------------------------------------------------------
+    def __call__(self, *buffers):
+        if len(buffers) != len(self._inputs):
+            raise TypeError(f"CUDA executable: expected {len(self._inputs)} buffers, got {len(buffers)}")
+        if self._lock.acquire(False):
+            try:
+                if self._state is None:
+                    self._state = self._new_state()
+                return self._run(self._state, buffers)
+            finally:
+                self._lock.release()
+        return self._run(self._new_state(), buffers)
+
+    def _run(self, st, buffers):
+        rt = self.runtime
+        table = list(st.table)
+        asarray = rt.asarray
+        for b, x in zip(self._inputs, buffers):
+            table[b] = asarray(x)
+        empty = rt.empty
+        for b, shape, dtype in self._fresh:
+            table[b] = empty(shape, dtype)
+        for call in st.calls:
+            call(table)
+        outs = [table[o] if type(o) is int else self._lits[j] for j, o in enumerate(self._outputs)]
+        if self._lib_outputs:
+            outs = self._detach(st, outs)
+        return outs
+
+    def _detach(self, st, outs):
+        """Copy library results that are views of the arena (the next call reuses it)."""
+        for j, o in enumerate(self._outputs):
+            if type(o) is int and o in self._lib_outputs:
+                root = outs[j]
+                while getattr(root, "base", None) is not None:
+                    root = root.base
+                if root is st.arena or root is getattr(st.arena, "base", None):
+                    outs[j] = outs[j].copy()
+        return outs
+
+    def close(self):
+        """Drop the arena kept between calls (rebuilt on the next call)."""
+        with self._lock:
+            self._state = None
+
+
+def _same_storage(rt, r, d):
+    """bfloat16 kept as its bits (a CuPy without bfloat16 arrays)."""
+    return np.dtype(r.dtype) == np.uint16 and getattr(rt, "_bf16", None) == np.dtype(np.uint16) and \
+        d.name == "bfloat16"
+
+
+def _gemm_call(rt, rec: GemmLaunch):
+    (a, ashape, at), (b, bshape, bt), (o, oshape, ot) = rec.a, rec.b, rec.out
+    gemm = rt.gemm
+
+    def operand(x, shape, t):
+        v = x.reshape(shape)
+        return v.swapaxes(-1, -2) if t else v
+
+    if ot == "channels_last":
+        # out image (N, P, G, Og) written as the product's (N, G, Og, P)
+        def call(table):
+            gemm(operand(table[a], ashape, at), operand(table[b], bshape, bt),
+                 table[o].reshape(oshape).transpose(0, 2, 3, 1))
+    else:
+        def call(table):
+            gemm(operand(table[a], ashape, at), operand(table[b], bshape, bt), table[o].reshape(oshape))
+    return call
+
+
+def _host(c):
+    v = getattr(c, "_value", None)
+    return v if v is not None else np.asarray(c)
+
+
+def compile_graph(closed, target=None, runtime=None) -> CudaExecutable:
+    """Schedule, render and compile a closed graph for a CUDA device (`target`:
+    by default `cuda_target()`; `runtime`: by default the CuPy runtime of the
+    current device).  Control-flow bodies compile through this same function
+    on the same runtime.
+
+    Example::
+
+        exe = compile_graph(ember.make_graph(f)(*args))
+        outs = exe(*device_buffers)          # a list of device buffers
+    """
+    if runtime is None:
+        from .runtime import default_runtime  # noqa: PLC0415
+        runtime = default_runtime()
+    target = cuda_target() if target is None else target
+    prog = schedule(closed, target)
+    if config.dump_kernels():
+        print(f"[ember] CUDA program for {len(closed.equations)} equations:\n{format_program(prog)}",
+              file=sys.stderr)
+    check_round_trips(prog, runtime)
+    module = render_program(prog, prefix="ember_")
+
+    def compile_body(body):
+        return compile_graph(body, target, runtime)
+    return CudaExecutable(prog, module, runtime, compile_body)

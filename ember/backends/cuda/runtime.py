@@ -1,0 +1,211 @@
+"""The device runtime a `CudaExecutable` runs on: the few operations a compiled
+program needs from a GPU, behind one small interface, so that the executable
+(executable.py) is the same code whether the buffers live on an NVIDIA GPU
+(`CupyRuntime`, the real backend) or in host memory with the kernels compiled
+by g++ (the test suite's host-emulation runtime, tests/backends/cuda/).
+
+`DeviceRuntime` (the interface):
+  empty(shape, dtype) / asarray(x)      a device buffer (asarray: no copy when it is one)
+  arena(nbytes) / view(arena, off, shape, dtype)   one allocation carved into buffers
+  to_device(host) / to_host(buffer, dtype)   copies in / out
+  load_module(cuda_module) -> {kernel name: handle}
+  launch(handle, grid, block, args)     one kernel over device buffers
+  gemm(a, b, out)                       out[...] = a @ b (batched, broadcasting views)
+  library_namespace                     a numpy-like module over device buffers (cupy)
+  synchronize()
+
+CuPy is imported only inside `CupyRuntime`, when one is made.
+
+Example:
+    >>> issubclass(CupyRuntime, DeviceRuntime)
+    True
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import dtypes as _dt
+
+_HALF = (np.dtype(np.float16), np.dtype(_dt.bfloat16))
+
+
+class DeviceRuntime:
+    """The interface (see the module docstring); every method is overridden by
+    an implementation.  `name` appears in error messages.
+
+    Example:
+        >>> DeviceRuntime.name
+        'device'
+    """
+    name = "device"
+    # a numpy-compatible namespace over device buffers (library steps use it)
+    library_namespace = np
+
+    def empty(self, shape, dtype):
+        """A new uninitialised device buffer."""
+        raise TypeError(f"{type(self).__name__} does not implement empty()")
+
+    def asarray(self, x):
+        """`x` as a device buffer (no copy when it already is one)."""
+        raise TypeError(f"{type(self).__name__} does not implement asarray()")
+
+    def arena(self, nbytes: int):
+        """One device allocation of `nbytes` bytes (uint8)."""
+        return self.empty((max(int(nbytes), 1),), np.uint8)
+
+    def view(self, arena, offset: int, shape, dtype):
+        """A buffer of `shape`/`dtype` inside `arena` at byte `offset`."""
+        raise TypeError(f"{type(self).__name__} does not implement view()")
+
+    def to_device(self, host):
+        """A device copy of a host (numpy) array."""
+        raise TypeError(f"{type(self).__name__} does not implement to_device()")
+
+    def to_host(self, buf, dtype=None) -> np.ndarray:
+        """A host (numpy) copy of a device buffer (`dtype`: the buffer's logical
+        dtype, for a runtime that stores some dtype as another's bits)."""
+        raise TypeError(f"{type(self).__name__} does not implement to_host()")
+
+    def load_module(self, module) -> dict:
+        """Compile a `render.CudaModule` once; {kernel name: launch handle}."""
+        raise TypeError(f"{type(self).__name__} does not implement load_module()")
+
+    def launch(self, handle, grid: int, block: int, args: tuple):
+        """Run one kernel on `grid` blocks of `block` threads over device buffers."""
+        raise TypeError(f"{type(self).__name__} does not implement launch()")
+
+    def gemm(self, a, b, out):
+        """out[...] = a @ b for device views (batch dims broadcast; half precision
+        accumulates in float32 and rounds once, as the reference)."""
+        raise TypeError(f"{type(self).__name__} does not implement gemm()")
+
+    def synchronize(self):
+        """Wait for the device's queued work."""
+
+
+def round_trip_gemm(xp, a, b, out):
+    """The gemm of a runtime whose namespace `xp` has `matmul`: half precision
+    widened exactly to float32 (what the reference computes), others as they
+    are; written into `out` (a view, possibly strided).
+
+    Example:
+        >>> a = np.ones((2, 3), np.float16); out = np.empty((2, 2), np.float16)
+        >>> round_trip_gemm(np, a, np.ones((3, 2), np.float16), out).tolist()
+        [[3.0, 3.0], [3.0, 3.0]]
+    """
+    d = np.dtype(out.dtype)
+    if d in _HALF:
+        res = xp.matmul(a.astype(np.float32), b.astype(np.float32)).astype(d)
+        out[...] = res
+    elif out.flags.c_contiguous and a.ndim == out.ndim == b.ndim:
+        xp.matmul(a, b, out=out)
+    else:
+        out[...] = xp.matmul(a, b)
+    return out
+
+
+class CupyRuntime(DeviceRuntime):
+    """The real backend: CuPy arrays as buffers on the current device, kernels
+    compiled by NVRTC through `cupy.RawModule` (CuPy caches the compiled code
+    on disk, keyed by source, options, device arch and CUDA/CuPy versions; an
+    identical module is loaded once per process here), products through
+    cuBLAS (`cupy.matmul`), library steps through CuPy's functions.
+
+    Example::
+
+        rt = CupyRuntime()
+        buf = rt.to_device(np.ones(3, np.float32))
+    """
+    name = "cuda (CuPy)"
+    # DESIGN.md 6: what RawModule passes; no denormal flush, so float32
+    # subnormals survive as on the CPU (-ftz=false)
+    OPTIONS = ("-ftz=false", "--device-as-default-execution-space", "-std=c++17")
+    _modules: dict = {}
+
+    def __init__(self):
+        import cupy  # noqa: PLC0415 - CuPy only when a GPU runtime is made
+        self.cp = cupy
+        self.library_namespace = cupy
+        try:
+            cupy.empty(1, _dt.bfloat16)
+            self._bf16 = np.dtype(_dt.bfloat16)
+        except Exception:  # noqa: BLE001 - a CuPy without bfloat16 arrays: keep the bits
+            self._bf16 = np.dtype(np.uint16)
+
+    def _storage(self, dtype):
+        d = np.dtype(dtype)
+        return self._bf16 if d == _dt.bfloat16 else d
+
+    def empty(self, shape, dtype):
+        return self.cp.empty(tuple(shape), self._storage(dtype))
+
+    def asarray(self, x):
+        if isinstance(x, self.cp.ndarray):
+            return x if x.flags.c_contiguous else self.cp.ascontiguousarray(x)
+        return self.to_device(np.asarray(x))
+
+    def view(self, arena, offset, shape, dtype):
+        return self.cp.ndarray(tuple(shape), self._storage(dtype), memptr=arena.data + int(offset))
+
+    def to_device(self, host):
+        h = np.ascontiguousarray(host)
+        if h.dtype == _dt.bfloat16 and self._bf16 != h.dtype:
+            h = h.view(np.uint16)
+        return self.cp.asarray(h)
+
+    def to_host(self, buf, dtype=None):
+        h = self.cp.asnumpy(buf)
+        if dtype is not None and np.dtype(dtype) == _dt.bfloat16 and h.dtype == np.uint16:
+            h = h.view(_dt.bfloat16)
+        return h
+
+    def load_module(self, module):
+        from .nvrtc import cuda_include_dir, NvrtcError  # noqa: PLC0415
+        options = self.OPTIONS
+        try:
+            options = options + (f"-I{cuda_include_dir()}",)
+        except NvrtcError:
+            pass   # CuPy's own CUDA headers
+        key = (module.source, options, self.cp.cuda.Device().id)
+        raw = self._modules.get(key)
+        if raw is None:
+            raw = self._modules[key] = self.cp.RawModule(code=module.source, options=options)
+        return {k.name: raw.get_function(k.name) for k in module.kernels}
+
+    def launch(self, handle, grid, block, args):
+        handle((grid,), (block,), args)
+
+    def gemm(self, a, b, out):
+        cp = self.cp
+        if np.dtype(out.dtype) == np.uint16:   # bfloat16 bits: widen exactly, round once
+            a32 = (a.astype(cp.uint32) << 16).view(cp.float32)
+            b32 = (b.astype(cp.uint32) << 16).view(cp.float32)
+            c = cp.matmul(a32, b32).view(cp.uint32)
+            # round to nearest even on the bits; NaN stays NaN (quiet)
+            nan = (c & 0x7fffffff) > 0x7f800000
+            r = ((c + 0x7fff + ((c >> 16) & 1)) >> 16).astype(cp.uint16)
+            out[...] = cp.where(nan, ((c >> 16) | 0x40).astype(cp.uint16), r)
+            return out
+        return round_trip_gemm(cp, a, b, out)
+
+    def synchronize(self):
+        self.cp.cuda.get_current_stream().synchronize()
+
+
+def default_runtime() -> DeviceRuntime:
+    """The runtime of the current CUDA device (CuPy); a clear error without one.
+
+    Example::
+
+        rt = default_runtime()      # RuntimeError on a machine without CuPy or a GPU
+    """
+    try:
+        rt = CupyRuntime()
+        n = rt.cp.cuda.runtime.getDeviceCount()
+    except Exception as e:  # noqa: BLE001 - no CuPy, no driver, no device
+        raise RuntimeError(f"the CUDA backend needs CuPy and an NVIDIA GPU ({type(e).__name__}: {e}); "
+                           "hint: pip install cupy-cuda13x, or compile for the CPU backend "
+                           "(jit(..., backend='cpu'))") from None
+    if n < 1:
+        raise RuntimeError("the CUDA backend found no CUDA device; hint: use the CPU backend (backend='cpu')")
+    return rt
