@@ -28,7 +28,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.drivers import DRIVERS, driver
-from ...fx.prims import cumulative as _cum, fft as _fft_prims
+from ...fx.prims import convert as _convert, cumulative as _cum, elementwise as _ew, fft as _fft_prims
 
 _HALF = (np.dtype(np.float16), np.dtype(_dt.bfloat16))
 
@@ -56,13 +56,42 @@ def _fft(xp, x, *, fft_type, fft_lengths):
     return xp.asarray(getattr(xp.fft, fn)(x, s=s, axes=axes)).astype(dt, copy=False)
 
 
+def _complex(xp, x, y):
+    # component-wise (x + 1j*y would turn (0, inf) into (nan, inf)), as the impl
+    x, y = xp.asarray(x), xp.asarray(y)
+    out = xp.empty(xp.broadcast_shapes(x.shape, y.shape) if hasattr(xp, "broadcast_shapes")
+                   else np.broadcast_shapes(x.shape, y.shape), _dt.complex_dtype(x.dtype))
+    out.real[...] = x
+    out.imag[...] = y
+    return out
+
+
+def _widen_to_complex(xp, x, *, new_dtype, weak_type=False):
+    return xp.asarray(x).astype(new_dtype)
+
+
+def _exact_complex_convert(eq) -> bool:
+    """A conversion to complex that loses nothing (a real or complex operand whose
+    components are no wider than the result's): numpy's astype is exact there."""
+    src, dst = np.dtype(eq.inputs[0].aval.dtype), np.dtype(eq.params["new_dtype"])
+    return dst.kind == "c" and src.kind in "fc" and src in (np.float32, np.float64, np.complex64, np.complex128) \
+        and _dt.real_dtype(src).itemsize <= _dt.real_dtype(dst).itemsize
+
+
 # primitive -> fn(xp, *device values, **params) -> value (or a list of values for
 # multiple-result primitives); semantics those of the primitive's numpy impl
 DEVICE_LIBRARY = {
     _cum.cumsum_p: _cumulative("cumsum"),
     _cum.cumprod_p: _cumulative("cumprod"),
     _fft_prims.fft_p: _fft,
+    _ew.real_p: lambda xp, x: xp.ascontiguousarray(xp.real(x)),
+    _ew.imag_p: lambda xp, x: xp.ascontiguousarray(xp.imag(x)),
+    _ew.conj_p: lambda xp, x: xp.conj(x),
+    _ew.complex_p: _complex,
+    _convert.convert_element_type_p: _widen_to_complex,
 }
+# primitive -> predicate on the equation: DEVICE_LIBRARY serves only these cases
+DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert}
 
 
 def _float_storage_ok(runtime, eq):
@@ -83,7 +112,7 @@ def binding_kind(eq, runtime) -> str:
     """
     if eq.prim in DRIVERS:
         return "driver"
-    if eq.prim in DEVICE_LIBRARY and _float_storage_ok(runtime, eq):
+    if eq.prim in DEVICE_LIBRARY and _float_storage_ok(runtime, eq) and DEVICE_WHEN.get(eq.prim, bool)(eq):
         return "device"
     return "host"
 

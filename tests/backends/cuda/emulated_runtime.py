@@ -11,10 +11,14 @@ Example::
     rt = EmulatedRuntime()
     exe = compile_graph(closed, runtime=rt)
     outs = exe(*args)            # numpy arrays
+    with rt.batch():             # many programs' modules compiled by one g++ run
+        exes = [compile_graph(g, runtime=rt) for g in graphs]
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import dataclasses
 
 import numpy as np
 
@@ -31,12 +35,54 @@ class EmulatedRuntime(DeviceRuntime):
         self.max_launch = max_launch
         self.launches = 0      # kernels launched (tests count them)
         self.transfers = 0     # host <-> device copies
+        self._pending = None   # modules waiting for one g++ run (batch())
+        self._count = 0
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Defer the modules loaded inside to one shared library built on exit
+        (each program's kernels renamed apart); executables made inside must
+        not be called before it ends."""
+        self._pending = []
+        try:
+            yield
+        finally:
+            pending, self._pending = self._pending, None
+            if pending:
+                self._build(pending)
+
+    def _build(self, pending):
+        texts, kernels, names = [], [], []
+        for module, handles in pending:
+            self._count += 1
+            text, ren = module.functions, {}
+            for k in module.kernels:
+                new = f"m{self._count}_{k.name}"
+                assert text.count(f" {k.name}(") == 1, k.name
+                text = text.replace(f" {k.name}(", f" {new}(")
+                ren[k.name] = new
+                kernels.append(dataclasses.replace(k, name=new))
+            texts.append(text)
+            names.append((handles, ren))
+        lib = he.build("\n".join(texts), kernels if self.threads else None)
+        for handles, ren in names:
+            for old, new in ren.items():
+                handles[old] = self._handle(lib, new)
+            handles["__lib__"] = lib
+
+    def _handle(self, lib, name):
+        if self.threads:
+            return getattr(lib, f"launch_{name}")
+        fn = getattr(lib, name)
+        fn.restype = None
+        return fn
 
     def empty(self, shape, dtype):
         return np.empty(tuple(shape), dtype)
 
     def asarray(self, x):
-        return np.ascontiguousarray(x)
+        x = np.asarray(x)   # (np.ascontiguousarray would make a 0-d array 1-d)
+        return x if x.flags.c_contiguous else np.ascontiguousarray(x)
 
     def view(self, arena, offset, shape, dtype):
         return np.ndarray(tuple(shape), dtype, buffer=arena, offset=int(offset))
@@ -50,16 +96,11 @@ class EmulatedRuntime(DeviceRuntime):
         return np.array(buf, copy=True)
 
     def load_module(self, module):
-        lib = he.build(module.functions, module.kernels if self.threads else None)
         handles = {}
-        for k in module.kernels:
-            if self.threads:
-                handles[k.name] = getattr(lib, f"launch_{k.name}")
-            else:
-                fn = getattr(lib, k.name)
-                fn.restype = None
-                handles[k.name] = fn
-        handles["__lib__"] = lib   # keeps the library loaded
+        if self._pending is not None:
+            self._pending.append((module, handles))
+            return handles
+        self._build([(module, handles)])   # ("__lib__" keeps the library loaded)
         return handles
 
     def launch(self, handle, grid, block, args):

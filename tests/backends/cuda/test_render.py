@@ -163,9 +163,13 @@ def test_declared_library_steps_are_not_kernels():
     prog, mod = _render(lambda x: lax.digamma(lax.exp(x)) + 1.0, np.ones(5, np.float32))
     assert [type(s).__name__ for s in prog.steps] == ["MapKernel", "LibraryStep", "MapKernel"]
     assert len(mod.kernels) == 2 and "digamma" not in mod.functions
-    # convolutions have no CUDA path yet
+    # convolutions of gemm dtypes: the patch matrix kernel (the product is cuBLAS's);
+    # others are library steps
+    prog, mod = _render(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+                        np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32))
+    assert [type(s).__name__ for s in prog.steps] == ["ConvKernel"] and "im2col" in mod.kernels[0].name
     prog, _ = _render(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"),
-                      np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32))
+                      np.ones((1, 2, 5, 5), np.int32), np.ones((3, 2, 3, 3), np.int32))
     assert any(isinstance(s, LibraryStep) and s.eq.prim.name == "conv_general_dilated" for s in prog.steps)
 
 
