@@ -44,7 +44,7 @@ from ... import config
 from ..base import Executable
 from ..kernels import format_program, schedule
 from ..kernels.runner import KERNELS, plan_arena
-from .launch import GemmLaunch, KernelLaunch, LibraryLaunch, launch_list
+from .launch import GemmLaunch, KernelLaunch, LibraryLaunch, describe, launch_list
 from .library import bind_library_step, check_round_trips
 from .render import render_program
 from .target import cuda_target
@@ -216,6 +216,24 @@ def _gemm_call(rt, rec: GemmLaunch):
 def _host(c):
     v = getattr(c, "_value", None)
     return v if v is not None else np.asarray(c)
+
+
+def describe_launches(closed, target=None) -> list:
+    """The launch list `compile_graph` would prepare for `closed`, one line per
+    launch (kernels with grid and block, gemms with their views, library
+    steps with their binding); needs no device.
+
+    Example:
+        >>> import ember, numpy as np
+        >>> f = lambda x, w: ember.numpy.sum(ember.numpy.exp(x @ w), axis=1)
+        >>> for line in describe_launches(ember.make_graph(f)(np.ones((64, 8), np.float32),
+        ...                                                   np.ones((8, 300), np.float32))):
+        ...     print(line)
+        gemm b2[64, 300] = b0[64, 8] @ b1[8, 300] (float32)
+        kernel ember_k2_reduce_sum<<<64, 256>>>(b2, b3)
+    """
+    prog = schedule(closed, cuda_target() if target is None else target)
+    return [describe(r) for r in launch_list(prog, render_program(prog, prefix="ember_"))]
 
 
 def compile_graph(closed, target=None, runtime=None) -> CudaExecutable:

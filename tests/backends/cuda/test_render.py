@@ -192,6 +192,7 @@ def test_importing_ember_and_the_renderer_loads_no_cuda_library():
             "from ember.backends.cuda.render import render_program\n"
             "from ember.backends.cuda import nvrtc\n"
             "from ember.backends.cuda.target import cuda_target\n"
+            "from ember.backends.cuda import executable, launch, library, runtime\n"
             "from ember.backends.kernels import schedule\n"
             "render_program(schedule(ember.make_graph(lax.exp)(np.ones(3, np.float32)), cuda_target()))\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('cupy', 'cuda')]\n"
@@ -207,7 +208,8 @@ def test_the_cuda_target_declares_what_the_renderer_cannot_lower():
     assert not (set(cuda_ops.LOWERINGS) & LIBRARY)
 
 
-@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc"])
+@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc", "runtime", "library", "launch",
+                                  "executable"])
 def test_docstring_examples_of_the_cuda_modules_run(name):
     # tests/test_docstring_examples.py leaves out modules named *.cuda*; these
     # import no CUDA library, so their examples run here
