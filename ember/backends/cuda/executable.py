@@ -172,14 +172,12 @@ class CudaExecutable(Executable):
         return outs
 
     def _detach(self, st, outs):
-        """Copy library results that are views of the arena (the next call reuses it)."""
+        """Copy library results that are views of the arena (the next call
+        reuses it): a control-flow body may return the buffer it was given."""
+        in_arena = self.runtime.in_arena
         for j, o in enumerate(self._outputs):
-            if type(o) is int and o in self._lib_outputs:
-                root = outs[j]
-                while getattr(root, "base", None) is not None:
-                    root = root.base
-                if root is st.arena or root is getattr(st.arena, "base", None):
-                    outs[j] = outs[j].copy()
+            if type(o) is int and o in self._lib_outputs and in_arena(outs[j], st.arena):
+                outs[j] = outs[j].copy()
         return outs
 
     def close(self):

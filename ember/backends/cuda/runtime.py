@@ -7,6 +7,7 @@ by g++ (the test suite's host-emulation runtime, tests/backends/cuda/).
 `DeviceRuntime` (the interface):
   empty(shape, dtype) / asarray(x)      a device buffer (asarray: no copy when it is one)
   arena(nbytes) / view(arena, off, shape, dtype)   one allocation carved into buffers
+  in_arena(buffer, arena)               whether a buffer is (a view of) that allocation
   to_device(host) / to_host(buffer, dtype)   copies in / out
   load_module(cuda_module) -> {kernel name: handle}
   launch(handle, grid, block, args)     one kernel over device buffers
@@ -57,6 +58,10 @@ class DeviceRuntime:
         """A buffer of `shape`/`dtype` inside `arena` at byte `offset`."""
         raise TypeError(f"{type(self).__name__} does not implement view()")
 
+    def in_arena(self, buf, arena) -> bool:
+        """Whether `buf` lies in (a view of) `arena`'s memory."""
+        return isinstance(buf, np.ndarray) and np.may_share_memory(buf, arena)
+
     def to_device(self, host):
         """A device copy of a host (numpy) array."""
         raise TypeError(f"{type(self).__name__} does not implement to_device()")
@@ -106,9 +111,9 @@ def round_trip_gemm(xp, a, b, out):
 
 class CupyRuntime(DeviceRuntime):
     """The real backend: CuPy arrays as buffers on the current device, kernels
-    compiled by NVRTC through `cupy.RawModule` (CuPy caches the compiled code
-    on disk, keyed by source, options, device arch and CUDA/CuPy versions; an
-    identical module is loaded once per process here), products through
+    compiled by NVRTC into PTX cached on disk (module_cache.py: keyed by source,
+    arch, options, NVRTC and ember versions) and loaded by `cupy.RawModule`
+    (an identical module is loaded once per process), products through
     cuBLAS (`cupy.matmul`), library steps through CuPy's functions.
 
     Example::
@@ -147,6 +152,11 @@ class CupyRuntime(DeviceRuntime):
     def view(self, arena, offset, shape, dtype):
         return self.cp.ndarray(tuple(shape), self._storage(dtype), memptr=arena.data + int(offset))
 
+    def in_arena(self, buf, arena):
+        # views made with memptr= have no .base; they share the allocation object
+        data = getattr(buf, "data", None)
+        return getattr(data, "mem", None) is arena.data.mem
+
     def to_device(self, host):
         h = np.ascontiguousarray(host)
         if h.dtype == _dt.bfloat16 and self._bf16 != h.dtype:
@@ -160,17 +170,36 @@ class CupyRuntime(DeviceRuntime):
         return h
 
     def load_module(self, module):
-        from .nvrtc import cuda_include_dir, NvrtcError  # noqa: PLC0415
+        """Compile through module_cache (NVRTC with -ftz=false, PTX cached on
+        disk) and load the PTX; without cuda.bindings, or if the driver rejects
+        that PTX, CuPy's own compile (which adds -ftz=true: float32 subnormals
+        flush to zero in those kernels)."""
+        cp = self.cp
+        dev = cp.cuda.Device()
+        key = (module.source, dev.id)
+        raw = self._modules.get(key)
+        if raw is None:
+            raw = self._modules[key] = self._compile(module.source, f"sm_{dev.compute_capability}")
+        return {k.name: raw.get_function(k.name) for k in module.kernels}
+
+    def _compile(self, source, arch):
+        from . import module_cache  # noqa: PLC0415
+        from .nvrtc import NvrtcError, cuda_include_dir  # noqa: PLC0415
+        try:
+            path = module_cache.compiled_ptx_path(source, arch)
+        except ImportError:
+            path = None
+        if path is not None:
+            try:
+                return self.cp.RawModule(path=path)
+            except Exception:  # noqa: BLE001 - a driver older than this NVRTC's PTX: CuPy compiles
+                pass
         options = self.OPTIONS
         try:
             options = options + (f"-I{cuda_include_dir()}",)
         except NvrtcError:
             pass   # CuPy's own CUDA headers
-        key = (module.source, options, self.cp.cuda.Device().id)
-        raw = self._modules.get(key)
-        if raw is None:
-            raw = self._modules[key] = self.cp.RawModule(code=module.source, options=options)
-        return {k.name: raw.get_function(k.name) for k in module.kernels}
+        return self.cp.RawModule(code=source, options=options)
 
     def launch(self, handle, grid, block, args):
         handle((grid,), (block,), args)

@@ -481,3 +481,38 @@ def test_new_kernel_shapes_compile_with_nvrtc():
     funcs = [render_program(schedule(c[1], cuda_target()), prefix=f"q{j}_").functions for j, c in enumerate(cases)]
     ptx = cuda_nvrtc.compile_cuda(PRELUDE + "\n" + "\n".join(funcs)).decode()
     assert ".entry q0_k" in ptx and "im2col" in ptx
+
+
+def test_outputs_never_alias_the_arena_between_calls():
+    # the while body returns its carry unchanged when the loop does not run: the
+    # result is the arena buffer the kernel before it wrote, which the next call reuses
+    if not he.available():
+        pytest.skip("no g++ for the host emulation")
+    from emulated_runtime import EmulatedRuntime
+    f = lambda v, n: ember.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1, c[1] * 2), (0, v * 3))[1]  # noqa: E731
+    x = np.ones(3, np.float32)
+    closed = ember.make_graph(f)(x, np.int32(0))
+    exe = compile_graph(closed, runtime=EmulatedRuntime())
+    first = exe(x, np.int32(0))[0]
+    second = exe(x * 5, np.int32(0))[0]
+    assert first.tolist() == [3.0] * 3 and second.tolist() == [15.0] * 3
+
+
+def test_compiled_modules_are_cached_by_source_arch_and_options(tmp_path, monkeypatch):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    from ember.backends.cuda import module_cache, nvrtc as cuda_nvrtc
+    try:
+        cuda_nvrtc.cuda_include_dir()
+    except cuda_nvrtc.NvrtcError as e:
+        pytest.skip(str(e))
+    monkeypatch.setenv("EMBER_CUDA_CACHE", str(tmp_path))
+    src = 'extern "C" __global__ void k(float* x) { x[0] = 1e-40f * x[1]; }'
+    p1 = module_cache.compiled_ptx_path(src, "sm_90")
+    mtime = os.stat(p1).st_mtime_ns
+    assert module_cache.compiled_ptx_path(src, "sm_90") == p1 and os.stat(p1).st_mtime_ns == mtime
+    ptx = open(p1).read()
+    # subnormals kept: no flush-to-zero multiply
+    assert "mul.f32" in ptx and "mul.ftz.f32" not in ptx
+    p2 = module_cache.compiled_ptx_path(src, "sm_90", ("-ftz=true", "-std=c++17"))
+    assert p2 != p1 and "mul.ftz.f32" in open(p2).read()
+    assert module_cache.compiled_ptx_path(src, "sm_80") not in (p1, p2)

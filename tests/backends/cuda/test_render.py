@@ -208,7 +208,7 @@ def test_the_cuda_target_declares_what_the_renderer_cannot_lower():
     assert not (set(cuda_ops.LOWERINGS) & LIBRARY)
 
 
-@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc", "runtime", "library", "launch",
+@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc", "runtime", "library", "launch", "module_cache",
                                   "executable"])
 def test_docstring_examples_of_the_cuda_modules_run(name):
     # tests/test_docstring_examples.py leaves out modules named *.cuda*; these
