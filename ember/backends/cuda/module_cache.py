@@ -26,14 +26,16 @@ OPTIONS = ("-ftz=false", "--device-as-default-execution-space", "-std=c++17")
 
 
 def cache_dir() -> str:
-    """Where PTX files live: $EMBER_CUDA_CACHE, else ~/.cache/ember/cuda
-    (a temporary directory if the home directory is not writable).
+    """Where PTX files live: the `cuda` folder of $EMBER_CACHE_DIR (default
+    ~/.cache/ember, as the LLVM backend's `llvm` folder; a temporary directory
+    if that is not writable).
 
     Example:
         >>> os.path.isabs(cache_dir())
         True
     """
-    d = os.environ.get("EMBER_CUDA_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "ember", "cuda")
+    base = os.environ.get("EMBER_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "ember")
+    d = os.path.join(base, "cuda")
     try:
         os.makedirs(d, exist_ok=True)
     except OSError:

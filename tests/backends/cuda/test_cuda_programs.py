@@ -505,9 +505,10 @@ def test_compiled_modules_are_cached_by_source_arch_and_options(tmp_path, monkey
         cuda_nvrtc.cuda_include_dir()
     except cuda_nvrtc.NvrtcError as e:
         pytest.skip(str(e))
-    monkeypatch.setenv("EMBER_CUDA_CACHE", str(tmp_path))
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
     src = 'extern "C" __global__ void k(float* x) { x[0] = 1e-40f * x[1]; }'
     p1 = module_cache.compiled_ptx_path(src, "sm_90")
+    assert p1.startswith(str(tmp_path / "cuda"))
     mtime = os.stat(p1).st_mtime_ns
     assert module_cache.compiled_ptx_path(src, "sm_90") == p1 and os.stat(p1).st_mtime_ns == mtime
     ptx = open(p1).read()
