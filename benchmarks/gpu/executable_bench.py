@@ -76,7 +76,7 @@ def main(argv):
     row(f"fused chain f32[{n}]", _median_ms(cp, lambda: exe(*dev), reps), 8 * n, ref)
     exe, dev = exe_of(lambda v: enp.sum(v), x)
     row(f"sum f32[{n}]", _median_ms(cp, lambda: exe(*dev), reps), 4 * n, _median_ms(cp, lambda: cp.sum(xc), reps))
-    del xc, dev
+    xc = dev = None   # free the 1e8 buffers before the next rows
 
     rows, cols = (4096, 4096) if quick else (32768, 4096)
     s = np.random.default_rng(0).standard_normal((rows, cols)).astype(np.float32)

@@ -9,7 +9,8 @@ by g++ (the test suite's host-emulation runtime, tests/backends/cuda/).
   arena(nbytes) / view(arena, off, shape, dtype)   one allocation carved into buffers
   in_arena(buffer, arena)               whether a buffer is (a view of) that allocation
   to_device(host) / to_host(buffer, dtype)   copies in / out
-  load_module(cuda_module) -> {kernel name: handle}
+  load_module(cuda_module) -> {kernel name: handle}   (inside `with rt.batch():`
+                                        many modules are compiled as one)
   launch(handle, grid, block, args)     one kernel over device buffers
   gemm(a, b, out)                       out[...] = a @ b (batched, broadcasting views)
   library_namespace                     a numpy-like module over device buffers (cupy)
@@ -22,6 +23,9 @@ Example:
     True
 """
 from __future__ import annotations
+
+import contextlib
+import dataclasses
 
 import numpy as np
 
@@ -72,8 +76,63 @@ class DeviceRuntime:
         raise TypeError(f"{type(self).__name__} does not implement to_host()")
 
     def load_module(self, module) -> dict:
-        """Compile a `render.CudaModule` once; {kernel name: launch handle}."""
-        raise TypeError(f"{type(self).__name__} does not implement load_module()")
+        """Compile a `render.CudaModule` once; {kernel name: launch handle}.
+        Inside `batch()` the dict is filled when the batch ends."""
+        handles: dict = {}
+        pending = getattr(self, "_pending", None)
+        if pending is not None:
+            pending.append((module, handles))
+        else:
+            self._load_into([(module, handles)])
+        return handles
+
+    @contextlib.contextmanager
+    def batch(self):
+        """Compile every module loaded inside as one translation unit when the
+        block ends (each program's kernels renamed apart): one compiler run for
+        many small programs (the test suites').  Executables made inside must
+        not be called before it ends.
+
+        Example:
+            >>> rt = DeviceRuntime()
+            >>> with rt.batch():
+            ...     pass
+        """
+        self._pending = []
+        try:
+            yield self
+        finally:
+            pending, self._pending = self._pending, None
+            if pending:
+                self._load_into(pending)
+
+    def _load_into(self, pending):
+        if len(pending) == 1:
+            module, handles = pending[0]
+            handles.update(self._load_functions(module.functions, list(module.kernels)))
+            return
+        self._batches = getattr(self, "_batches", 0) + 1
+        texts, kernels, renames = [], [], []
+        for j, (module, handles) in enumerate(pending):
+            text, ren = module.functions, {}
+            for k in module.kernels:
+                new = f"m{self._batches}_{j}_{k.name}"
+                # a kernel's name occurs once in its module: in its signature
+                assert text.count(f" {k.name}(") == 1, k.name
+                text = text.replace(f" {k.name}(", f" {new}(")
+                ren[k.name] = new
+                kernels.append(dataclasses.replace(k, name=new))
+            texts.append(text)
+            renames.append((handles, ren))
+        loaded = self._load_functions("\n".join(texts), kernels)
+        for handles, ren in renames:
+            handles.update({old: loaded[new] for old, new in ren.items()})
+            handles["__module__"] = loaded.get("__module__")
+
+    def _load_functions(self, functions: str, kernels: list) -> dict:
+        """Compile kernel functions (a module's `functions`, after the prelude);
+        {kernel name: handle} for `kernels` (their `CudaKernel` records)."""
+        raise TypeError(f"{type(self).__name__} does not implement _load_functions()")
 
     def launch(self, handle, grid: int, block: int, args: tuple):
         """Run one kernel on `grid` blocks of `block` threads over device buffers."""
@@ -169,18 +228,21 @@ class CupyRuntime(DeviceRuntime):
             h = h.view(_dt.bfloat16)
         return h
 
-    def load_module(self, module):
+    def _load_functions(self, functions, kernels):
         """Compile through module_cache (NVRTC with -ftz=false, PTX cached on
         disk) and load the PTX; without cuda.bindings, or if the driver rejects
         that PTX, CuPy's own compile (which adds -ftz=true: float32 subnormals
         flush to zero in those kernels)."""
-        cp = self.cp
-        dev = cp.cuda.Device()
-        key = (module.source, dev.id)
+        from .prelude import PRELUDE  # noqa: PLC0415
+        dev = self.cp.cuda.Device()
+        source = PRELUDE + "\n" + functions
+        key = (source, dev.id)
         raw = self._modules.get(key)
         if raw is None:
-            raw = self._modules[key] = self._compile(module.source, f"sm_{dev.compute_capability}")
-        return {k.name: raw.get_function(k.name) for k in module.kernels}
+            raw = self._modules[key] = self._compile(source, f"sm_{dev.compute_capability}")
+        out = {k.name: raw.get_function(k.name) for k in kernels}
+        out["__module__"] = raw
+        return out
 
     def _compile(self, source, arch):
         from . import module_cache  # noqa: PLC0415

@@ -16,9 +16,7 @@ Example::
 """
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import dataclasses
 
 import numpy as np
 
@@ -35,47 +33,19 @@ class EmulatedRuntime(DeviceRuntime):
         self.max_launch = max_launch
         self.launches = 0      # kernels launched (tests count them)
         self.transfers = 0     # host <-> device copies
-        self._pending = None   # modules waiting for one g++ run (batch())
-        self._count = 0
+        self._pending = None   # modules waiting for one g++ run (DeviceRuntime.batch)
 
-    @contextlib.contextmanager
-    def batch(self):
-        """Defer the modules loaded inside to one shared library built on exit
-        (each program's kernels renamed apart); executables made inside must
-        not be called before it ends."""
-        self._pending = []
-        try:
-            yield
-        finally:
-            pending, self._pending = self._pending, None
-            if pending:
-                self._build(pending)
-
-    def _build(self, pending):
-        texts, kernels, names = [], [], []
-        for module, handles in pending:
-            self._count += 1
-            text, ren = module.functions, {}
-            for k in module.kernels:
-                new = f"m{self._count}_{k.name}"
-                assert text.count(f" {k.name}(") == 1, k.name
-                text = text.replace(f" {k.name}(", f" {new}(")
-                ren[k.name] = new
-                kernels.append(dataclasses.replace(k, name=new))
-            texts.append(text)
-            names.append((handles, ren))
-        lib = he.build("\n".join(texts), kernels if self.threads else None)
-        for handles, ren in names:
-            for old, new in ren.items():
-                handles[old] = self._handle(lib, new)
-            handles["__lib__"] = lib
-
-    def _handle(self, lib, name):
-        if self.threads:
-            return getattr(lib, f"launch_{name}")
-        fn = getattr(lib, name)
-        fn.restype = None
-        return fn
+    def _load_functions(self, functions, kernels):
+        lib = he.build(functions, kernels if self.threads else None)
+        out = {"__module__": lib}   # keeps the library loaded
+        for k in kernels:
+            if self.threads:
+                out[k.name] = getattr(lib, f"launch_{k.name}")
+            else:
+                fn = getattr(lib, k.name)
+                fn.restype = None
+                out[k.name] = fn
+        return out
 
     def empty(self, shape, dtype):
         return np.empty(tuple(shape), dtype)
@@ -94,14 +64,6 @@ class EmulatedRuntime(DeviceRuntime):
     def to_host(self, buf, dtype=None):
         self.transfers += 1
         return np.array(buf, copy=True)
-
-    def load_module(self, module):
-        handles = {}
-        if self._pending is not None:
-            self._pending.append((module, handles))
-            return handles
-        self._build([(module, handles)])   # ("__lib__" keeps the library loaded)
-        return handles
 
     def launch(self, handle, grid, block, args):
         self.launches += 1

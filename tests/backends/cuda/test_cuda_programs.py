@@ -15,7 +15,6 @@ reference's (the LLVM backend recomputes such elements in the reference's
 order; this one does not yet): in programs with a product, non-finite values
 must only agree on being non-finite.
 """
-import contextlib
 import os
 import sys
 
@@ -54,10 +53,6 @@ def runtime(request):
     return CupyRuntime()
 
 
-def _batch(rt):
-    return rt.batch() if hasattr(rt, "batch") else contextlib.nullcontext()
-
-
 def _outputs(rt, exe, outs):
     bufs = exe.program.buffers
     res = []
@@ -69,7 +64,7 @@ def _outputs(rt, exe, outs):
 def run_many(rt, cases):
     """Compile every (label, closed, args) (one g++ run on the emulation), run
     each; returns [(label, closed, args, got, ref)]."""
-    with _batch(rt):
+    with rt.batch():   # one compiler run (g++ or NVRTC) for all of them
         exes = [compile_graph(closed, runtime=rt) for _, closed, _ in cases]
     out = []
     for (label, closed, args), exe in zip(cases, exes):
