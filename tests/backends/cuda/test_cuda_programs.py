@@ -512,3 +512,68 @@ def test_compiled_modules_are_cached_by_source_arch_and_options(tmp_path, monkey
     p2 = module_cache.compiled_ptx_path(src, "sm_90", ("-ftz=true", "-std=c++17"))
     assert p2 != p1 and "mul.ftz.f32" in open(p2).read()
     assert module_cache.compiled_ptx_path(src, "sm_80") not in (p1, p2)
+
+
+# --- hypothesis: products and convolutions of any shape, layout and dtype -----------------
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_GEMM_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16), nvr.BF16]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 3), st.integers(1, 9), st.integers(0, 9), st.integers(1, 9), st.booleans(), st.booleans(),
+       st.sampled_from(_GEMM_DTYPES), st.sampled_from(["none", "add", "tanh"]))
+def test_products_of_any_shape_layout_and_dtype(batch, m, k, n, ta, tb, dtype, epilogue):
+    if not he.available():
+        pytest.skip("no g++ for the host emulation")
+    from emulated_runtime import EmulatedRuntime
+    rng = np.random.default_rng(batch * 1000 + m * 100 + k * 10 + n)
+    lead = (batch,) if batch else ()
+    a = (rng.standard_normal(lead + ((k, m) if ta else (m, k))) * 0.5).astype(dtype)
+    b = (rng.standard_normal(lead + ((n, k) if tb else (k, n))) * 0.5).astype(dtype)
+    nb = len(lead)
+    dims = (((nb + (0 if ta else 1),), (nb + (1 if tb else 0),)), ((0,), (0,)) if batch else ((), ()))
+
+    def f(x, y):
+        p = lax.dot_general(x, y, dims)
+        return {"none": p, "add": p + lax.convert_element_type(1, dtype), "tanh": enp.tanh(p) * p}[epilogue]
+    label = f"dot {a.shape}{'T' if ta else ''} x {b.shape}{'T' if tb else ''} [{dtype}] {epilogue}"
+    for lab, closed, args, got, ref in run_many(EmulatedRuntime(), [case(label, f, a, b)]):
+        tol = _DOT_TOL[np.dtype(dtype)] * max(1, k) ** 0.5
+        try:
+            assert_close(got, ref, tol)
+        except AssertionError as e:
+            raise AssertionError(f"{lab}: {e}") from None
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 2), st.integers(1, 3), st.integers(1, 2), st.integers(3, 7), st.integers(1, 3),
+       st.integers(1, 2), st.integers(0, 2), st.integers(1, 2), st.sampled_from(["NCHW", "NHWC"]),
+       st.sampled_from(_GEMM_DTYPES[:3]))
+def test_convolutions_of_any_shape(n, ci, groups, size, ksize, stride, pad, dil, layout, dtype):
+    if not he.available():
+        pytest.skip("no g++ for the host emulation")
+    from emulated_runtime import EmulatedRuntime
+    if (size + 2 * pad - dil * (ksize - 1) - 1) < 0:
+        return   # an empty output: not a case of this test
+    rng = np.random.default_rng(n + 10 * ci + 100 * size)
+    c, o = ci * groups, 2 * groups
+    if layout == "NCHW":
+        x = rng.standard_normal((n, c, size, size + 1)).astype(dtype)
+        w = rng.standard_normal((o, ci, ksize, ksize)).astype(dtype)
+        dn = None
+    else:
+        x = rng.standard_normal((n, size, size + 1, c)).astype(dtype)
+        w = rng.standard_normal((ksize, ksize, ci, o)).astype(dtype)
+        dn = ("NHWC", "HWIO", "NHWC")
+
+    def f(v, k):
+        return lax.conv_general_dilated(v, k, (stride, 1), ((pad, pad), (0, pad)), rhs_dilation=(dil, 1),
+                                        dimension_numbers=dn, feature_group_count=groups)
+    label = f"conv {layout} x{x.shape} w{w.shape} s{stride} p{pad} d{dil} g{groups} [{np.dtype(dtype)}]"
+    for lab, closed, args, got, ref in run_many(EmulatedRuntime(), [case(label, f, x, w)]):
+        try:
+            assert_close(got, ref, _DOT_TOL[np.dtype(dtype)] * 4 * (ci * ksize * ksize) ** 0.5)
+        except AssertionError as e:
+            raise AssertionError(f"{lab}: {e}") from None
