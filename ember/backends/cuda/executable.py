@@ -122,7 +122,7 @@ class CudaExecutable(Executable):
                 return lambda table: launch(handle, grid, block, args)
             return lambda table: launch(handle, grid, block, tuple([table[p] for p in params]))
         if isinstance(rec, GemmLaunch):
-            return _gemm_call(rt, rec)
+            return _gemm_call(rt, rec, st.table, self._fixed)
         step = self.program.steps[rec.step]
         run = self._lib[rec.step]
         args, outputs = step.args, step.outputs
@@ -192,23 +192,25 @@ def _same_storage(rt, r, d):
         d.name == "bfloat16"
 
 
-def _gemm_call(rt, rec: GemmLaunch):
-    (a, ashape, at), (b, bshape, bt), (o, oshape, ot) = rec.a, rec.b, rec.out
+def _gemm_call(rt, rec: GemmLaunch, fixed_table, fixed):
+    """The call of one product: each operand's view built once when its buffer
+    is in the arena (or a constant), else per call from the table."""
     gemm = rt.gemm
 
-    def operand(x, shape, t):
-        v = x.reshape(shape)
-        return v.swapaxes(-1, -2) if t else v
+    def view_of(spec):
+        b, shape, t = spec
 
-    if ot == "channels_last":
-        # out image (N, P, G, Og) written as the product's (N, G, Og, P)
-        def call(table):
-            gemm(operand(table[a], ashape, at), operand(table[b], bshape, bt),
-                 table[o].reshape(oshape).transpose(0, 2, 3, 1))
-    else:
-        def call(table):
-            gemm(operand(table[a], ashape, at), operand(table[b], bshape, bt), table[o].reshape(oshape))
-    return call
+        def make(x):
+            v = x.reshape(shape)
+            if t == "channels_last":   # the (N, P, G, Og) image as the product's (N, G, Og, P)
+                return v.transpose(0, 2, 3, 1)
+            return v.swapaxes(-1, -2) if t else v
+        if b in fixed:
+            v = make(fixed_table[b])
+            return lambda table: v
+        return lambda table: make(table[b])
+    a, b, o = view_of(rec.a), view_of(rec.b), view_of(rec.out)
+    return lambda table: gemm(a(table), b(table), o(table))
 
 
 def _host(c):
