@@ -72,6 +72,14 @@ def _sort1(xp, *ops, dimension, is_stable, num_keys):
     return [xp.take_along_axis(o, perm, dimension) for o in ops]
 
 
+def _bitcast(xp, x, *, new_dtype):
+    """The bits of `x` as `new_dtype`: a view (the impl's shapes: a wider dtype
+    eats the last axis, a narrower one adds an axis)."""
+    old, new = np.dtype(x.dtype).itemsize, np.dtype(new_dtype).itemsize
+    shape = tuple(x.shape) + (old // new,) if old > new else tuple(x.shape[:-1]) if old < new else tuple(x.shape)
+    return xp.ascontiguousarray(x).reshape(-1).view(new_dtype).reshape(shape)
+
+
 def _complex(xp, x, y):
     # component-wise (x + 1j*y would turn (0, inf) into (nan, inf)), as the impl
     x, y = xp.asarray(x), xp.asarray(y)
@@ -106,6 +114,7 @@ DEVICE_LIBRARY = {
     _ew.complex_p: _complex,
     _convert.convert_element_type_p: _widen_to_complex,
     _sort.sort_p: _sort1,
+    _convert.bitcast_convert_type_p: _bitcast,
 }
 # primitive -> predicate on the equation: DEVICE_LIBRARY serves only these cases
 DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert,

@@ -339,6 +339,11 @@ def test_library_steps_on_the_device_and_round_trips(runtime):
         case("sort by two keys (host round trip)", lambda a, b: lax.sort((a, b), dimension=0, num_keys=2),
              np.array([1, 0, 1, 0], np.int32), np.array([3.0, 2.0, 1.0, 0.0], np.float32)),
         case("digamma (host round trip)", lambda v: lax.digamma(v * v + 1), x),
+        case("bitcast f32 -> u8 -> f32", lambda v: lax.bitcast_convert_type(
+            lax.bitcast_convert_type(v * 2, np.uint8) + np.uint8(1), np.float32), x),
+        case("bitcast f64 -> i32", lambda v: lax.bitcast_convert_type(v, np.int32), np.array([1.5, -0.0])),
+        case("bitcast i16 -> f16", lambda v: lax.bitcast_convert_type(v, np.float16),
+             np.arange(-5, 5, dtype=np.int16)),
     ]
     tol = {"fft": 1e-5, "rfft": 1e-5, "complex parts": 1e-6, "cumsum": 1e-5, "cumsum reverse f16": 4e-3, "cumprod": 1e-5}
     for label, closed, args, got, ref in run_many(runtime, cases):
