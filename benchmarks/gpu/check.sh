@@ -92,7 +92,9 @@ run_pytest() {  # name, pytest args...
 # --- 2. gpu-marked tests (they skip cleanly without a device); all live under
 # tests/backends today (collecting the whole suite at once trips over test files
 # that share a basename)
-run_pytest gpu_tests -m gpu tests/backends
+run_pytest gpu_tests -m gpu tests/backends --ignore=tests/backends/cuda/test_cuda_programs.py
+# whole programs through the executable on the GPU (their modules compiled in batches)
+run_pytest cuda_programs_gpu -m gpu tests/backends/cuda/test_cuda_programs.py
 
 # --- 3. the NVRTC compile check ---------------------------------------------------------
 run_pytest compile_check tests/backends/cuda/test_nvrtc_compile.py tests/backends/cuda/test_render.py

@@ -588,3 +588,17 @@ def test_convolutions_of_any_shape(n, ci, groups, size, ksize, stride, pad, dil,
             assert_close(got, ref, _DOT_TOL[np.dtype(dtype)] * 4 * (ci * ksize * ksize) ** 0.5)
         except AssertionError as e:
             raise AssertionError(f"{lab}: {e}") from None
+
+
+def test_float32_subnormals_survive(runtime):
+    # the kernels are compiled with -ftz=false (module_cache.OPTIONS): results
+    # and operands below 2^-126 are kept, as on the CPU and in the reference
+    x = np.array([1e-30, -3e-39, 1.0, 5e-45], np.float32)
+    cases = [case("subnormal products", lambda v: v * np.float32(1e-9), x),
+             case("subnormal operands", lambda v: v * np.float32(2.0) + v, x),
+             case("subnormal compare", lambda v: (v * np.float32(1e-9)) != 0, x)]
+    got = run_many(runtime, cases)
+    for label, closed, args, g, ref in got:
+        nvr.assert_same(g, ref)
+    # 1e-39 is subnormal (kept); 3e-48 and 5e-54 are below the smallest subnormal
+    assert got[2][3][0].tolist() == [True, False, True, False] and got[1][3][0][1] != 0
