@@ -145,7 +145,11 @@ class CudaExecutable(Executable):
     # --- calls -----------------------------------------------------------------------------
     def __call__(self, *buffers):
         if len(buffers) != len(self._inputs):
-            raise TypeError(f"CUDA executable: expected {len(self._inputs)} buffers, got {len(buffers)}")
+            bufs = self.program.buffers
+            want = ", ".join(f"{bufs[b].dtype.name}[{', '.join(map(str, bufs[b].shape))}]" for b in self._inputs)
+            raise TypeError(f"CUDA executable: expected {len(self._inputs)} buffers ({want}), got "
+                            f"{len(buffers)}; hint: pass one device buffer per input of the compiled graph, "
+                            "in order")
         if self._lock.acquire(False):
             try:
                 if self._state is None:
