@@ -121,7 +121,8 @@ def describe(rec, program=None) -> str:
     """One line per launch record (tests and dumps)."""
     def view(v):
         b, shape, t = v
-        return f"b{b}[{', '.join(map(str, shape))}]" + ("^T" if t is True else "")
+        mark = "^T" if t is True else ".transpose(0, 2, 3, 1)" if t == "channels_last" else ""
+        return f"b{b}[{', '.join(map(str, shape))}]{mark}"
     if isinstance(rec, KernelLaunch):
         return f"kernel {rec.kernel}<<<{rec.grid}, {rec.block}>>>({', '.join(f'b{p}' for p in rec.params)})"
     if isinstance(rec, GemmLaunch):

@@ -602,3 +602,24 @@ def test_float32_subnormals_survive(runtime):
         nvr.assert_same(g, ref)
     # 1e-39 is subnormal (kept); 3e-48 and 5e-54 are below the smallest subnormal
     assert got[2][3][0].tolist() == [True, False, True, False] and got[1][3][0][1] != 0
+
+
+def test_launch_records_of_batched_products_big_maps_and_rows():
+    from ember.backends.cuda.executable import describe_launches
+    f16 = np.float16
+    batched = describe_launches(ember.make_graph(
+        lambda a, b: lax.dot_general(a, b, (((1,), (2,)), ((0,), (0,)))))(np.ones((3, 5, 4), f16),
+                                                                        np.ones((3, 6, 5), f16)))
+    assert batched == ["gemm b2[3, 4, 6] = b0[3, 5, 4]^T @ b1[3, 6, 5]^T (float16)"]
+    # a map over 2^26 elements: the grid is capped (grid-stride loop), a block per row for long rows
+    big = describe_launches(ember.make_graph(lambda v: enp.sum(enp.exp(v), axis=1))(
+        np.ones((1 << 14, 1 << 12), np.float32)))
+    assert big == ["kernel ember_k1_reduce_sum<<<16384, 256>>>(b0, b1)"]
+    flat = describe_launches(ember.make_graph(lambda v: v * 2)(np.ones(1 << 26, np.float32)))
+    assert flat == ["kernel ember_k1_mul<<<65536, 256>>>(b0, b1)"]
+    nhwc = describe_launches(ember.make_graph(
+        lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")))(
+        np.ones((2, 5, 5, 3), np.float32), np.ones((3, 3, 3, 4), np.float32)))
+    # the weights to (G, Og, K), the patches, then one gemm into the channels-last image
+    assert nhwc[-1] == "gemm b4[2, 25, 1, 4].transpose(0, 2, 3, 1) = b3[1, 4, 27] @ b2[2, 1, 27, 25] (float32)", nhwc
+    assert "im2col" in nhwc[-2] and "conv_weights" in nhwc[0]
