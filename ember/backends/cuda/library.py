@@ -29,7 +29,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.drivers import DRIVERS, driver
 from ...fx.prims import convert as _convert, cumulative as _cum, elementwise as _ew, fft as _fft_prims
-from ...fx.prims import sort as _sort
+from ...fx.prims import reduce as _reduce, sort as _sort
 
 _HALF = (np.dtype(np.float16), np.dtype(_dt.bfloat16))
 
@@ -80,6 +80,24 @@ def _bitcast(xp, x, *, new_dtype):
     return xp.ascontiguousarray(x).reshape(-1).view(new_dtype).reshape(shape)
 
 
+def _arg_extremum(name):
+    """argmax/argmin as numpy's (the impl): the first extremum, a NaN counting
+    as the extremum (its first position wins); written with NaN made explicit
+    so it does not depend on how the namespace's argmax treats NaN."""
+    def run(xp, x, *, axis, index_dtype):
+        if np.dtype(x.dtype) in _HALF:
+            x = x.astype(np.float32)
+        fn = getattr(xp, name)
+        if np.dtype(x.dtype).kind != "f":
+            return fn(x, axis=axis).astype(index_dtype)
+        nan = xp.isnan(x)
+        fill = -np.inf if name == "argmax" else np.inf
+        plain = fn(xp.where(nan, x.dtype.type(fill), x), axis=axis)
+        first_nan = xp.argmax(nan, axis=axis)
+        return xp.where(nan.any(axis=axis), first_nan, plain).astype(index_dtype)
+    return run
+
+
 def _complex(xp, x, y):
     # component-wise (x + 1j*y would turn (0, inf) into (nan, inf)), as the impl
     x, y = xp.asarray(x), xp.asarray(y)
@@ -115,6 +133,8 @@ DEVICE_LIBRARY = {
     _convert.convert_element_type_p: _widen_to_complex,
     _sort.sort_p: _sort1,
     _convert.bitcast_convert_type_p: _bitcast,
+    _reduce.argmax_p: _arg_extremum("argmax"),
+    _reduce.argmin_p: _arg_extremum("argmin"),
 }
 # primitive -> predicate on the equation: DEVICE_LIBRARY serves only these cases
 DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert,

@@ -188,8 +188,10 @@ def _dot_cases():
             return (rng.standard_normal(s) * 0.5).astype(d)
         b = r(16)
         out.append(case(f"mlp layer [{dt}]", lambda x, w, b: enp.tanh(x @ w + b) * 2, r(7, 9), r(9, 16), b))
-        out.append(case(f"a^T b [{dt}]", lambda a, w: lax.dot_general(a, w, (((0,), (0,)), ((), ()))), r(9, 5), r(9, 4)))
-        out.append(case(f"a b^T [{dt}]", lambda a, w: lax.dot_general(a, w, (((1,), (1,)), ((), ()))), r(5, 9), r(4, 9)))
+        out.append(case(f"a^T b [{dt}]", lambda a, w: lax.dot_general(a, w, (((0,), (0,)), ((), ()))),
+                        r(9, 5), r(9, 4)))
+        out.append(case(f"a b^T [{dt}]", lambda a, w: lax.dot_general(a, w, (((1,), (1,)), ((), ()))),
+                        r(5, 9), r(4, 9)))
         out.append(case(f"batched [{dt}]", lambda a, w: lax.dot_general(a, w, (((2,), (1,)), ((0,), (0,)))) + 1,
                         r(3, 4, 5), r(3, 5, 6)))
         out.append(case(f"batched^T [{dt}]", lambda a, w: lax.dot_general(a, w, (((1,), (2,)), ((0,), (0,)))),
@@ -339,13 +341,19 @@ def test_library_steps_on_the_device_and_round_trips(runtime):
         case("sort by two keys (host round trip)", lambda a, b: lax.sort((a, b), dimension=0, num_keys=2),
              np.array([1, 0, 1, 0], np.int32), np.array([3.0, 2.0, 1.0, 0.0], np.float32)),
         case("digamma (host round trip)", lambda v: lax.digamma(v * v + 1), x),
+        case("argmax/argmin with nan, ties, infinities",
+             lambda v: (lax.argmax(v, 0, np.int32), lax.argmin(v, 1, np.int64)),
+             np.array([[np.nan, 1, -np.inf], [2, np.nan, -np.inf], [2, 3, np.nan], [-0.0, 3, 0.0]], np.float32)),
+        case("argmax int8 / argmin bf16", lambda a, b: (lax.argmax(a, 1, np.int32), lax.argmin(b, 0, np.int32)),
+             np.array([[1, 5, 5], [-3, -3, -7]], np.int8), x.astype(nvr.BF16)),
         case("bitcast f32 -> u8 -> f32", lambda v: lax.bitcast_convert_type(
             lax.bitcast_convert_type(v * 2, np.uint8) + np.uint8(1), np.float32), x),
         case("bitcast f64 -> i32", lambda v: lax.bitcast_convert_type(v, np.int32), np.array([1.5, -0.0])),
         case("bitcast i16 -> f16", lambda v: lax.bitcast_convert_type(v, np.float16),
              np.arange(-5, 5, dtype=np.int16)),
     ]
-    tol = {"fft": 1e-5, "rfft": 1e-5, "complex parts": 1e-6, "cumsum": 1e-5, "cumsum reverse f16": 4e-3, "cumprod": 1e-5}
+    tol = {"fft": 1e-5, "rfft": 1e-5, "complex parts": 1e-6, "cumsum": 1e-5, "cumsum reverse f16": 4e-3,
+           "cumprod": 1e-5}
     for label, closed, args, got, ref in run_many(runtime, cases):
         try:
             if label in tol:
