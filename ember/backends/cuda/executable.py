@@ -7,8 +7,8 @@ arch and versions; an identical module loads once per process), plans one
 device arena for the intermediates (the neutral `kernels.runner.plan_arena`)
 and prepares the launch list (launch.py) as bound calls.  A call binds the
 argument buffers and fresh output buffers into the buffer table and walks the
-list: per kernel one call with its grid, block and argument tuple (prebuilt
-when every argument lives in the arena or is a constant); products through
+list: per kernel one call with its grid, block and argument tuple (spelled
+out in one generated function per executable); products through
 the runtime's gemm (cuBLAS) on views of the buffers; library steps as
 library.py binds them (control flow: the shared drivers with bodies compiled
 by this same `compile_graph`; CuPy functions; or a host round trip).
@@ -53,9 +53,10 @@ _ALIGN = 256   # cuBLAS and vector loads like 256-byte aligned buffers
 
 
 class _State:
-    """The per-call machinery: the arena, the buffer table template and the
-    bound launch list.  One is kept per executable; a concurrent call builds its own."""
-    __slots__ = ("arena", "table", "calls")
+    """The per-call machinery: the arena, the buffer table template, the bound
+    launch list and `run`, the call as straight-line code over it.  One is kept
+    per executable; a concurrent call builds its own."""
+    __slots__ = ("arena", "table", "calls", "run")
 
 
 class CudaExecutable(Executable):
@@ -108,19 +109,51 @@ class CudaExecutable(Executable):
             st.table[b] = rt.view(st.arena, off, bufs[b].shape, bufs[b].dtype)
         for b, c in self._consts:
             st.table[b] = c
-        st.calls = [self._bind(st, r) for r in self.launches]
+        # kernels are launched by the generated runner itself
+        st.calls = [None if isinstance(r, KernelLaunch) else self._bind(st, r) for r in self.launches]
+        st.run = self._make_runner(st)
         return st
 
+    def _make_runner(self, st):
+        """`run(buffers)`: `_run` written out for this program, so a kernel launch
+        is one call with its argument tuple spelled out (arena buffers and
+        constants are names bound once; inputs and fresh outputs locals)."""
+        env = {"asarray": self.runtime.asarray, "empty": self.runtime.empty, "launch": self.runtime.launch,
+               "T": st.table, "lits": self._lits, "detach": self._detach, "st": st}
+        local = {}
+        lines = ["def run(args):", "    table = list(T)"]
+        for j, b in enumerate(self._inputs):
+            lines += [f"    x{j} = table[{b}] = asarray(args[{j}])"]
+            local.setdefault(b, f"x{j}")
+        for b, shape, dtype in self._fresh:
+            env[f"S{b}"], env[f"D{b}"] = shape, dtype
+            lines.append(f"    o{b} = table[{b}] = empty(S{b}, D{b})")
+            local[b] = f"o{b}"
+        for b in self._fixed:
+            env[f"V{b}"] = st.table[b]
+            local[b] = f"V{b}"
+        for i, (rec, call) in enumerate(zip(self.launches, st.calls)):
+            if isinstance(rec, KernelLaunch):
+                env[f"h{i}"] = self._handles[rec.kernel]
+                # a library result is a new buffer each call: read it from the table
+                args = [local.get(p, f"table[{p}]") for p in rec.params]
+                tup = ", ".join(args) + ("," if len(args) == 1 else "")
+                lines.append(f"    launch(h{i}, {rec.grid}, {rec.block}, ({tup}))")
+            else:
+                env[f"c{i}"] = call
+                lines.append(f"    c{i}(table)")
+        outs = [f"lits[{j}]" if type(o) is not int else local.get(o, f"table[{o}]")
+                for j, o in enumerate(self._outputs)]
+        lines.append(f"    outs = [{', '.join(outs)}]")
+        if self._lib_outputs:
+            lines.append("    outs = detach(st, outs)")
+        lines.append("    return outs")
+        exec("\n".join(lines), env)  # noqa: S102 - our own text, built from the program
+        return env["run"]
+
     def _bind(self, st, rec):
-        """One launch record as a callable(table)."""
+        """A gemm or library launch record as a callable(table)."""
         rt = self.runtime
-        if isinstance(rec, KernelLaunch):
-            handle, grid, block, params = self._handles[rec.kernel], rec.grid, rec.block, rec.params
-            launch = rt.launch
-            if all(p in self._fixed for p in params):
-                args = tuple(st.table[p] for p in params)
-                return lambda table: launch(handle, grid, block, args)
-            return lambda table: launch(handle, grid, block, tuple([table[p] for p in params]))
         if isinstance(rec, GemmLaunch):
             return _gemm_call(rt, rec, st.table, self._fixed)
         step = self.program.steps[rec.step]
@@ -152,28 +185,13 @@ class CudaExecutable(Executable):
                             "in order")
         if self._lock.acquire(False):
             try:
-                if self._state is None:
-                    self._state = self._new_state()
-                return self._run(self._state, buffers)
+                st = self._state
+                if st is None:
+                    st = self._state = self._new_state()
+                return st.run(buffers)
             finally:
                 self._lock.release()
-        return self._run(self._new_state(), buffers)
-
-    def _run(self, st, buffers):
-        rt = self.runtime
-        table = list(st.table)
-        asarray = rt.asarray
-        for b, x in zip(self._inputs, buffers):
-            table[b] = asarray(x)
-        empty = rt.empty
-        for b, shape, dtype in self._fresh:
-            table[b] = empty(shape, dtype)
-        for call in st.calls:
-            call(table)
-        outs = [table[o] if type(o) is int else self._lits[j] for j, o in enumerate(self._outputs)]
-        if self._lib_outputs:
-            outs = self._detach(st, outs)
-        return outs
+        return self._new_state().run(buffers)
 
     def _detach(self, st, outs):
         """Copy library results that are views of the arena (the next call
