@@ -170,6 +170,25 @@ def round_trip_gemm(xp, a, b, out):
     return out
 
 
+def bf16_bits_gemm(xp, a_bits, b_bits):
+    """The bfloat16 product of operands given as their uint16 bits, as bits:
+    widened exactly to float32 (bits << 16), multiplied in float32, rounded
+    once to nearest even (a NaN stays a quiet NaN): the reference's arithmetic,
+    for a namespace that has no bfloat16 arrays.
+
+    Example:
+        >>> one = np.full((1, 2), 0x3f80, np.uint16)             # bfloat16 1.0
+        >>> hex(int(bf16_bits_gemm(np, one, one.T)[0, 0]))       # 1*1 + 1*1 = 2.0
+        '0x4000'
+    """
+    a32 = (a_bits.astype(np.uint32) << 16).view(np.float32)
+    b32 = (b_bits.astype(np.uint32) << 16).view(np.float32)
+    c = xp.matmul(a32, b32).view(np.uint32)
+    nan = (c & 0x7fffffff) > 0x7f800000
+    rounded = ((c + 0x7fff + ((c >> 16) & 1)) >> 16).astype(np.uint16)
+    return xp.where(nan, ((c >> 16) | 0x40).astype(np.uint16), rounded)
+
+
 class CupyRuntime(DeviceRuntime):
     """The real backend: CuPy arrays as buffers on the current device, kernels
     compiled by NVRTC into PTX cached on disk (module_cache.py: keyed by source,
@@ -270,14 +289,8 @@ class CupyRuntime(DeviceRuntime):
 
     def gemm(self, a, b, out):
         cp = self.cp
-        if np.dtype(out.dtype) == np.uint16 and a.shape[-1]:   # bfloat16 bits: widen exactly, round once
-            a32 = (a.astype(cp.uint32) << 16).view(cp.float32)
-            b32 = (b.astype(cp.uint32) << 16).view(cp.float32)
-            c = cp.matmul(a32, b32).view(cp.uint32)
-            # round to nearest even on the bits; NaN stays NaN (quiet)
-            nan = (c & 0x7fffffff) > 0x7f800000
-            r = ((c + 0x7fff + ((c >> 16) & 1)) >> 16).astype(cp.uint16)
-            out[...] = cp.where(nan, ((c >> 16) | 0x40).astype(cp.uint16), r)
+        if np.dtype(out.dtype) == np.uint16 and a.shape[-1]:   # bfloat16 kept as its bits
+            out[...] = bf16_bits_gemm(cp, a, b)
             return out
         return round_trip_gemm(cp, a, b, out)
 

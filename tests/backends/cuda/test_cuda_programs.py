@@ -631,3 +631,20 @@ def test_launch_records_of_batched_products_big_maps_and_rows():
     # the weights to (G, Og, K), the patches, then one gemm into the channels-last image
     assert nhwc[-1] == "gemm b4[2, 25, 1, 4].transpose(0, 2, 3, 1) = b3[1, 4, 27] @ b2[2, 1, 27, 25] (float32)", nhwc
     assert "im2col" in nhwc[-2] and "conv_weights" in nhwc[0]
+
+
+def test_bfloat16_gemm_on_bits_matches_the_reference():
+    # CupyRuntime's product for a CuPy without bfloat16 arrays, run with numpy
+    from ember.backends.cuda.runtime import bf16_bits_gemm
+    rng = np.random.default_rng(9)
+    a = (rng.standard_normal((2, 7, 33)) * 4).astype(nvr.BF16)
+    b = (rng.standard_normal((2, 33, 5)) * 4).astype(nvr.BF16)
+    a.reshape(-1)[:3] = [np.nan, np.inf, 3e38]
+    got = bf16_bits_gemm(np, a.view(np.uint16), b.view(np.uint16)).view(nvr.BF16)
+    with np.errstate(all="ignore"):
+        ref = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(nvr.BF16)
+    assert got.dtype == ref.dtype and got.shape == ref.shape
+    nan = np.isnan(ref.astype(np.float32))
+    assert nan.any() and np.array_equal(np.isnan(got.astype(np.float32)), nan)
+    # every other element bit for bit (one rounding of the float32 product)
+    np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
