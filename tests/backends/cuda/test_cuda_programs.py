@@ -20,6 +20,7 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -534,8 +535,6 @@ def test_compiled_modules_are_cached_by_source_arch_and_options(tmp_path, monkey
 
 
 # --- hypothesis: products and convolutions of any shape, layout and dtype -----------------
-
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 _GEMM_DTYPES = [np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.float16), nvr.BF16]
 
