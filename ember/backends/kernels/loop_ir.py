@@ -414,7 +414,10 @@ class RowKernel:
 class GemmKernel:
     """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through a gemm called from
     native code (the backend's gemm routine): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
-    when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
+    when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart, starting
+    `a_offset` / `b_offset` elements into their buffers (an operand that is a
+    contiguous slice of a larger buffer, e.g. a weight matrix unpacked from a flat
+    parameter vector, is read in place).  The parallel
     range is `tasks` = batch x row blocks x column blocks; a task computes an
     `mblock` x `nblock` block of one product."""
     name: str
@@ -433,6 +436,8 @@ class GemmKernel:
     # map kernels over the product's [m, n] space that read it elementwise, run on
     # each block right after it is computed (bias, activation, update)
     epilogue: list = field(default_factory=list)
+    a_offset: int = 0
+    b_offset: int = 0
 
     @property
     def outputs(self) -> list:

@@ -18,8 +18,10 @@ Fusion rules:
   shift and normalisation) sees bit-identical values;
 - `dot_general` in the target's gemm dtypes is a `GemmKernel`: the target's gemm,
   on operands laid out as [batch, rows, k] (or transposed, which the gemm reads
-  directly); an operand in another layout is copied once by a fused map kernel,
-  and a product whose only use is a transpose is computed transposed;
+  directly), read in place at an element offset when it is a contiguous slice
+  of a buffer (weights unpacked from a flat parameter vector); an operand in
+  another layout is copied once by a fused map kernel, shared by every product
+  that reads it, and a product whose only use is a transpose is computed transposed;
 - consecutive kernels over the same leading (row) dimensions whose reads of each
   other's results stay within a row become one `RowKernel` (one pass over rows);
 - everything else (conv, sort, gather, control flow, linalg, ...) is a library
@@ -222,11 +224,19 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     def builder_for(space):
         return _ExprBuilder(producer, materialized, buf_of, space, target.index_dtype)
 
+    operand_cache = {}  # (var, perms) -> (buffer, transposed, offset): one layout copy per operand
+
     def gemm_operand(x, perms):
+        key = (x, tuple(map(tuple, perms)))
+        if type(x) is Var and key not in operand_cache:
+            operand_cache[key] = _gemm_operand(x, perms)
+        return operand_cache[key] if type(x) is Var else _gemm_operand(x, perms)
+
+    def _gemm_operand(x, perms):
         if type(x) is Var and x in materialized:
             t = _layout_of(x.aval.shape, perms)
             if t is not None:
-                return buf_of[x], t
+                return buf_of[x], t, 0
         bodies = []
         for t, perm in enumerate(perms):
             shape = tuple(x.aval.shape[p] for p in perm)
@@ -235,14 +245,16 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             for i, p in enumerate(perm):
                 inner[p] = idx[i]
             body = builder_for(shape).value(x, tuple(inner))
-            if body[0] == "load" and body[2] is linearize(idx, shape) and body[3] == x.aval.dtype:
-                return body[1], bool(t)   # a reshape of a buffer in this layout: read in place
+            offset = _in_place_offset(body, linearize(idx, shape), x.aval.dtype)
+            if offset is not None:
+                # a reshape (of a contiguous slice) of a buffer in this layout: read in place
+                return body[1], bool(t), offset
             bodies.append((shape, body))
         # a map kernel writes the operand in the [batch, rows, k] layout
         shape, body = bodies[0]
         out = add_buf(shape, x.aval.dtype, "temp")
         steps.append(MapKernel(kname("layout"), out, shape, body, sorted(expr_inputs(body))))
-        return out, False
+        return out, False, 0
 
     for eq in g.equations:
         k = kinds[id(eq)]
@@ -260,17 +272,17 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             continue
         if k == "gemm":
             plan = gemms[id(eq)]
-            a, ta = gemm_operand(eq.inputs[0], plan["lhs_perms"])
-            b, tb = gemm_operand(eq.inputs[1], plan["rhs_perms"])
+            a, ta, oa = gemm_operand(eq.inputs[0], plan["lhs_perms"])
+            b, tb, ob = gemm_operand(eq.inputs[1], plan["rhs_perms"])
             out_var = plan["out_var"]
             out = new_buf(out_var, "temp")
             m, n = plan["m"], plan["n"]
             if out_var is not eq.outputs[0]:
                 # C^T = op(B)^T op(A)^T
-                a, b, ta, tb, m, n = b, a, not tb, not ta, n, m
+                a, b, ta, tb, oa, ob, m, n = b, a, not tb, not ta, ob, oa, n, m
             mblock, nblock = _gemm_blocks(plan["batch"], m, n, plan["k"], target)
             steps.append(GemmKernel(kname("gemm"), out, a, b, out_var.aval.dtype, plan["batch"], m, n,
-                                    plan["k"], ta, tb, mblock, nblock))
+                                    plan["k"], ta, tb, mblock, nblock, a_offset=oa, b_offset=ob))
             continue
         if id(eq) in absorbed:
             continue
@@ -310,6 +322,23 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         else:
             outputs.append(buf_of[a])
     return Program(buffers, inputs, consts, steps, outputs)
+
+
+def _in_place_offset(body, lin, dtype):
+    """The element offset at which `body` reads a buffer in row-major order over the
+    operand's space (`load(b, lin)` or `load(b, c + lin)`), or None when it does not
+    (a gather, a broadcast, another layout or dtype, or any computation)."""
+    if body[0] != "load" or body[3] != dtype:
+        return None
+    ix = body[2]
+    if ix is lin:
+        return 0
+    if ix[0] == "+":
+        if ix[1][0] == "c" and ix[2] is lin and ix[1][1] >= 0:
+            return int(ix[1][1])
+        if ix[2][0] == "c" and ix[1] is lin and ix[2][1] >= 0:
+            return int(ix[2][1])
+    return None
 
 
 def _single_root(v, consumers, kinds, materialized, absorbed):
