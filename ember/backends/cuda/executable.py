@@ -220,10 +220,12 @@ def _gemm_call(rt, rec: GemmLaunch, fixed_table, fixed):
     gemm = rt.gemm
 
     def view_of(spec):
-        b, shape, t = spec
+        b, shape, t, off = spec
+        n = int(np.prod(shape))
 
         def make(x):
-            v = x.reshape(shape)
+            # an operand may be a contiguous slice of a larger buffer (GemmKernel.a_offset)
+            v = x.reshape(shape) if off == 0 and x.size == n else x.reshape(-1)[off:off + n].reshape(shape)
             if t == "channels_last":   # the (N, P, G, Og) image as the product's (N, G, Og, P)
                 return v.transpose(0, 2, 3, 1)
             return v.swapaxes(-1, -2) if t else v

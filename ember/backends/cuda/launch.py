@@ -4,9 +4,10 @@ needed to build or inspect them; executable.py binds them to a runtime).
 
 - `KernelLaunch(step, kernel, grid, block, params)`: a rendered kernel of the
   module (map, reduce, row, scatter; a convolution's patch matrix);
-- `GemmLaunch(step, out, a, b, a_view, b_view, out_view, dtype)`: a product by
-  the runtime's gemm (cuBLAS), each operand a view of its buffer given as
-  (shape to reshape to, transpose or not) so batches and transposes cost nothing;
+- `GemmLaunch(step, a, b, out, dtype)`: a product by the runtime's gemm
+  (cuBLAS), each operand a view of its buffer given as (buffer, shape to
+  reshape to, transpose or not, element offset) so batches, transposes and
+  operands that are slices of a larger buffer (GemmKernel.a_offset) cost nothing;
 - `LibraryLaunch(step, kind)`: a library step (kind: driver / device / host,
   library.py).
 
@@ -47,7 +48,7 @@ class KernelLaunch:
 @dataclass(frozen=True)
 class GemmLaunch:
     """out_view = a_view @ b_view; each view is (buffer id, shape, transpose the
-    last two axes)."""
+    last two axes, element offset into the buffer)."""
     step: int
     a: tuple
     b: tuple
@@ -67,20 +68,20 @@ def _gemm(i, g: GemmKernel):
         raise ValueError(f"CUDA launch list: gemm {g.name} has a fused epilogue, which the CUDA target never "
                          "asks for (gemm_epilogues=False); schedule with cuda_target()")
     lead = (g.batch,) if g.batch > 1 else ()
-    a = (g.a, lead + ((g.k, g.m) if g.trans_a else (g.m, g.k)), g.trans_a)
-    b = (g.b, lead + ((g.n, g.k) if g.trans_b else (g.k, g.n)), g.trans_b)
-    return GemmLaunch(i, a, b, (g.out, lead + (g.m, g.n), False), np.dtype(g.dtype))
+    a = (g.a, lead + ((g.k, g.m) if g.trans_a else (g.m, g.k)), g.trans_a, getattr(g, "a_offset", 0))
+    b = (g.b, lead + ((g.n, g.k) if g.trans_b else (g.k, g.n)), g.trans_b, getattr(g, "b_offset", 0))
+    return GemmLaunch(i, a, b, (g.out, lead + (g.m, g.n), False, 0), np.dtype(g.dtype))
 
 
 def _conv(i, c: ConvKernel, rec):
     kl = KernelLaunch(i, rec.name, rec.grid, rec.block, rec.params)
-    w = (c.w, (c.groups, c.og, c.k), False)
-    cols = (c.cols.out, (c.n, c.groups, c.k, c.p), False)
-    out = (c.out, (c.n, c.groups, c.og, c.p), False)
+    w = (c.w, (c.groups, c.og, c.k), False, 0)
+    cols = (c.cols.out, (c.n, c.groups, c.k, c.p), False, 0)
+    out = (c.out, (c.n, c.groups, c.og, c.p), False, 0)
     if c.channels_last:
         # the image stored P x O: write the (N, G, Og, P) product through a
         # transposed view of (N, P, G, Og)
-        out = (c.out, (c.n, c.p, c.groups, c.og), "channels_last")
+        out = (c.out, (c.n, c.p, c.groups, c.og), "channels_last", 0)
     return [kl, GemmLaunch(i, w, cols, out, np.dtype(c.dtype))]
 
 
@@ -120,9 +121,10 @@ def launch_list(program, module, runtime=None) -> list:
 def describe(rec, program=None) -> str:
     """One line per launch record (tests and dumps)."""
     def view(v):
-        b, shape, t = v
+        b, shape, t, off = v
         mark = "^T" if t is True else ".transpose(0, 2, 3, 1)" if t == "channels_last" else ""
-        return f"b{b}[{', '.join(map(str, shape))}]{mark}"
+        at = f"@{off}" if off else ""
+        return f"b{b}{at}[{', '.join(map(str, shape))}]{mark}"
     if isinstance(rec, KernelLaunch):
         return f"kernel {rec.kernel}<<<{rec.grid}, {rec.block}>>>({', '.join(f'b{p}' for p in rec.params)})"
     if isinstance(rec, GemmLaunch):

@@ -647,3 +647,32 @@ def test_bfloat16_gemm_on_bits_matches_the_reference():
     assert nan.any() and np.array_equal(np.isnan(got.astype(np.float32)), nan)
     # every other element bit for bit (one rounding of the float32 product)
     np.testing.assert_array_equal(got.view(np.uint16)[~nan], ref.view(np.uint16)[~nan])
+
+
+def test_products_read_operands_in_place_from_a_flat_parameter_vector(runtime):
+    # weights unpacked by slice + reshape are gemm operands at an element offset
+    # (GemmKernel.a_offset / b_offset), and so are the HVP's products
+    sizes = [(5, 7), (7, 3)]
+    n = sum(a * b + b for a, b in sizes)
+
+    def mlp(theta, x):
+        h, o = x, 0
+        for i, (a, b) in enumerate(sizes):
+            w, bias = theta[o:o + a * b].reshape(a, b), theta[o + a * b:o + a * b + b]
+            o += a * b + b
+            h = h @ w + bias
+            h = enp.tanh(h) if i == 0 else h
+        return enp.sum(h ** 2)
+    rng = np.random.default_rng(10)
+    theta = (rng.standard_normal(n) * 0.3).astype(np.float32)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    v = rng.standard_normal(n).astype(np.float32)
+    hvp = lambda t, x, v: ember.jvp(lambda u: ember.grad(mlp)(u, x), (t,), (v,))[1]  # noqa: E731
+    cases = [case("mlp of a flat vector", mlp, theta, x), case("grad", ember.grad(mlp), theta, x),
+             case("hvp", hvp, theta, x, v)]
+    from ember.backends.cuda.target import cuda_target
+    from ember.backends.kernels import GemmKernel, schedule
+    offsets = [s.a_offset or s.b_offset for s in schedule(cases[0][1], cuda_target()).steps
+               if isinstance(s, GemmKernel)]
+    assert any(offsets), offsets
+    assert check_many(runtime, cases, tol=3e-5) == 3
