@@ -134,7 +134,13 @@ class Array(ArrayOps):
         d = self._device
         if d.host_buffers:
             return self._value
-        return d.backend.get(self._value)
+        v = d.backend.get(self._value)
+        a = self._aval
+        if a is not None and v.dtype != a.dtype and a.dtype == _dt.bfloat16 and v.dtype == np.uint16:
+            # the CUDA executable keeps bfloat16 as its uint16 bits on a CuPy without
+            # bfloat16 arrays (backends/cuda/runtime.py): read them back as what they are
+            v = v.view(_dt.bfloat16)
+        return v
 
     def __array__(self, dtype=None, copy=None):
         if copy is False and not self._device.host_buffers:

@@ -137,8 +137,11 @@ class CudaBackend(Backend):
             with self._on(device):
                 return self.xp.array(value, copy=True)
         except (TypeError, ValueError) as e:
+            hint = ("this CuPy has no bfloat16 arrays (CuPy 14 with NumPy >= 2 and ml_dtypes has "
+                    "them); use float16/float32 on the GPU, or keep bfloat16 on the CPU"
+                    if value.dtype == _dt.bfloat16 else "convert it first (e.g. x.astype('float32'))")
             raise TypeError(f"cannot place an array of {_user_type(value)} on {device}: {e}; "
-                            f"convert it first (e.g. x.astype('float32'))") from None
+                            f"{hint}") from None
 
     def copy_to(self, buffer, device):
         """A copy of a device array on another device of this backend (peer copy)."""
