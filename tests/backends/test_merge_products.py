@@ -96,3 +96,12 @@ def test_stacking_keeps_source_order_of_other_work(dtype):
     g = ember.make_graph(f)(x, w)
     assert _products(g) == 2                      # the second reads the first (through s)
     _native_vs_reference(f, x, w, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_operands_that_would_need_flat_rows_are_not_stacked():
+    # a jet's [K, batch, k] stacked coefficients beside its [batch, k] primal
+    x, s, w = np.ones((16, 8)), np.ones((4, 16, 8)), np.ones((8, 8))
+    g = ember.make_graph(lambda x, s, w: (x @ w, s @ w))(x, s, w)
+    assert _products(g) == 2
+    g = ember.make_graph(lambda x, s, w: (x @ w, s[0] @ w))(x, s, w)
+    assert _products(g) == 1

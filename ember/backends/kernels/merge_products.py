@@ -9,9 +9,10 @@ the passes: what a transform stacked itself would also pay for rows nobody reads
 (the last layer's Jacobian when only the Laplacian is an output).
 
 Products join only when no one reads, however indirectly, what another computes
-(a recurrence `h = tanh(h @ W)` stays a chain), and only when one of them alone
+(a recurrence `h = tanh(h @ W)` stays a chain), only when one of them alone
 would not fill the target's threads (products that already do would only pay the
-copy of their operands into the stacked one).
+copy of their operands into the stacked one), and only when their operands stack
+without dividing indices (see `_stacks_without_division`).
 
 Example:
     >>> import ember, numpy as np
@@ -77,7 +78,17 @@ def _groups(eqs, target):
         group[0].append(i)
         group[1].update(eq.outputs)
     done.extend(members for members, _ in open_.values())
-    return [m for m in done if len(m) > 1 and not all(_fills_threads(eqs[i], target) for i in m)]
+    return [m for m in done if len(m) > 1 and not all(_fills_threads(eqs[i], target) for i in m)
+            and _stacks_without_division([eqs[i].inputs[0].aval.shape for i in m])]
+
+
+def _stacks_without_division(shapes) -> bool:
+    """Whether the left operands stack with their rows read by plain offsets: after
+    the leading axes they share, each has at most one axis longer than 1 (a
+    [10, 256, k] operand beside a [256, k] one would be read as flat rows, a
+    division and a remainder per element of the stacked operand)."""
+    axis = len(_common_prefix([s[:-1] for s in shapes]))
+    return all(sum(d != 1 for d in s[axis:-1]) <= 1 for s in shapes)
 
 
 def _common_prefix(shapes):
