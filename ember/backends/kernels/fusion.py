@@ -54,12 +54,18 @@ def _fuse_epilogues(steps, target=None):
 
 def _row_outer(step):
     """The leading dimensions a step can share with a row group, and whether it can
-    start one (a reduction over trailing axes with a register accumulator)."""
+    start one: a reduction over trailing axes with a register accumulator, or a
+    map kernel over rows (its first axis, when it has more than one row and more
+    axes: a series of map kernels each reading the ones before at the same element,
+    a Taylor recurrence's coefficients, is then one loop over rows, one compiled
+    kernel instead of one per coefficient)."""
     if isinstance(step, ReduceKernel):
         kept = step.kept
         if kept and step.register_accumulator and kept == tuple(range(len(kept))):
             return step.space[:len(kept)]
         return None
+    if isinstance(step, MapKernel) and len(step.shape) >= 2 and step.shape[0] > 1:
+        return tuple(step.shape[:1])
     return None
 
 
