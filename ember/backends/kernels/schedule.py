@@ -48,12 +48,13 @@ import numpy as np
 from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
 from ...fx.prims import conv as _conv, contraction as _contraction, reduce as _reduce, shape as _shape
+from .merge_products import merge_shared_operand_products
 from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, linearize, reset_interning
-from .policy import _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
+from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
 from .target import Target
 
 # the monoid each fusible reduction folds with (reduce_xor has no native combine)
@@ -76,7 +77,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         raise TypeError(f"schedule: target must be a backends.kernels.Target, got {type(target).__name__} "
                         "(a backend supplies its own, e.g. backends.llvm.kernel_target.cpu_target())")
     reset_interning()
-    closed = widen_half_products(closed, target)
+    closed = merge_shared_operand_products(widen_half_products(closed, target), target)
     g = closed.graph
     buffers: list[Buffer] = []
     buf_of: dict[Var, int] = {}
@@ -214,6 +215,11 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     for v in reversed(shared):
         if _single_root(v, consumers, kinds, materialized, absorbed) is not None:
             materialized.discard(v)
+    # a fused concatenate evaluates every operand at each of its elements: large
+    # operand expressions (stacked Taylor coefficients) are computed once instead
+    for eq in g.equations:
+        if eq.prim is _shape.concatenate_p and kinds[id(eq)] == "fuse" and eq.outputs[0].aval.size:
+            materialized.update(_concat_operands_to_store(eq, producer, materialized))
     steps = []
     counter = [0]
 
@@ -310,7 +316,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             out = new_buf(v, "temp")
             steps.append(MapKernel(kname(eq.prim.name), out, shape, body, sorted(expr_inputs(body))))
     if fuse_rows and target.gemm_epilogues:
-        steps = _fuse_epilogues(steps)
+        steps = _fuse_epilogues(steps, target)
     if fuse_rows and target.row_kernels:
         steps = _fuse_rows(steps)
         if target.row_aliasing:
