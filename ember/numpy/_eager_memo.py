@@ -53,7 +53,7 @@ def _new_epoch():
     for m in _MEMOS:
         m.clear()
     for last in _LASTS:
-        last[:] = [None, None, None]
+        last[0] = (None, None, None)
     _EPOCH[0] = _dt.default_epoch
 
 
@@ -128,9 +128,10 @@ def binary_method(prim, name, to_inexact, reflected, general, operator):
     """
     memo: dict = {}
     _MEMOS.append(memo)
-    # a one-entry inline cache in front of the memo (loops repeat one signature); the
-    # identity test avoids hashing avals, and the list is emptied with the memo
-    last = [None, None, None]
+    # a one-entry inline cache in front of the memo (loops repeat one signature): the
+    # identity test avoids hashing avals; one tuple, replaced whole, so a thread never
+    # sees one signature's avals with another's entry; emptied with the memo
+    last = [(None, None, None)]
     _LASTS.append(last)
     trace_get, root, core, dt, epoch, ndarray, new = _trace_get, _ROOT, _core, _dt, _EPOCH, _ndarray, _new
     py_types = PY_SCALAR_TYPES
@@ -145,8 +146,9 @@ def binary_method(prim, name, to_inexact, reflected, general, operator):
                 other = t
             else:
                 return operator(self, o)
-            if last[0] is xa and last[1] is other:
-                e = last[2]
+            seen = last[0]
+            if seen[0] is xa and seen[1] is other:
+                e = seen[2]
             else:
                 key = (xa, other)
                 e = memo.get(key)
@@ -156,7 +158,7 @@ def binary_method(prim, name, to_inexact, reflected, general, operator):
                     e = memo[key] = _entry(prim, name, to_inexact, reflected, self, o, t)
                     e = None   # the first call runs the general path
                 else:
-                    last[0], last[1], last[2] = xa, other, e
+                    last[0] = (xa, other, e)
             if e:
                 sd, out_aval, od, fn, dev, scache = e
                 if self._device is dev:

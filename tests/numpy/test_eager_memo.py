@@ -202,3 +202,23 @@ def test_reference_device_keeps_its_device():
     c = enp.asarray(np.ones(3, np.float32))
     c + c
     assert (c + c).device == c.device
+
+
+def test_threads_sharing_the_memo_get_their_own_results():
+    import threading
+    xs = [enp.asarray(np.full(4, i, dtype=d)) for i, d in enumerate((np.float32, np.int32, np.float64, np.int8))]
+    want = [np.asarray(x + 1).tobytes() for x in xs]
+    bad = []
+
+    def work(k):
+        x = xs[k % len(xs)]
+        for _ in range(2000):
+            if np.asarray(x + 1).tobytes() != want[k % len(xs)]:
+                bad.append(k)
+                return
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not bad
