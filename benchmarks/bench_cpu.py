@@ -98,10 +98,24 @@ def _libraries(threads: int, torch_compile: bool, only_lib: str = ""):
     return cpu_research.Libs(ember, enp, jax, jnp, torch, tc), np
 
 
+def _peak_mb() -> float:
+    """This process's peak resident set, MB: Linux's VmHWM, the high-water mark of its
+    own memory map.  (ru_maxrss is not used: the kernel carries the parent's mark over
+    fork + exec, so a child of this big benchmark process would report the parent's.)"""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _peak_child(lib: str, threads: int) -> None:
     """In a subprocess of its own: one call of the full-Hessian row for `lib`; prints
-    the RSS before the call and the process's peak, in MB (ru_maxrss)."""
-    import resource
+    the peak RSS before the call (imports, inputs) and after it, in MB."""
     import cpu_research
     import numpy as np
     L, _ = _libraries(threads, lib == "tcomp", lib)
@@ -110,14 +124,13 @@ def _peak_child(lib: str, threads: int) -> None:
     if f is None:
         print("nan nan")
         return
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    before = _peak_mb()
     f()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"{before / 1024:.0f} {peak / 1024:.0f}")
+    print(f"{before:.0f} {_peak_mb():.0f}")
 
 
 def _peak_rss(libs, threads: int) -> dict:
-    """{library: (RSS before the call, peak RSS) in MB} of one full-Hessian call each."""
+    """{library: (peak RSS before the call, peak RSS) in MB} of one full-Hessian call each."""
     import subprocess
     out = {}
     for lib in libs:
