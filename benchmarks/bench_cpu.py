@@ -196,7 +196,7 @@ def main():
 
     def show(name, unit, r):
         times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
-        ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if k in r else f"{'-':>7s}" for k in LIBS)
+        ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if r.get(k) else f"{'-':>7s}" for k in LIBS)
         print(f"{name + ' (' + unit + ')':30s} {r['ember']:9.3f} {times}   {ratios}", flush=True)
 
     def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, tcomp_fn=None, number=1, unit="ms",
