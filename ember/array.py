@@ -326,7 +326,7 @@ def wrap_buffer(buf, device: Device | None = None, aval: AbstractArray | None = 
     if device.host_buffers:
         if type(buf) is not np.ndarray:
             buf = np.asarray(buf)
-        buf.flags.writeable = False
+        buf.setflags(False)   # write=False (positional: keyword parsing is slower)
     a._value = buf
     a._aval = aval
     a._device = device
