@@ -356,7 +356,8 @@ def _map(prog, k, prefix):
     kern.grid_stride(2, "i", n)
     body = _Body(kern, 4)
     kern.bind_vars(body, "i", k.shape, range(len(k.shape)))
-    kern.store(body, k.out, "i", body.value(k.body), prog.buffers[k.out].dtype)
+    at = "i" if k.store is None else body.index(k.store)
+    kern.store(body, k.out, at, body.value(k.body), prog.buffers[k.out].dtype)
     kern.close(2)
     return kern, _grid(n, BLOCK), BLOCK
 

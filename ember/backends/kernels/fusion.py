@@ -33,7 +33,8 @@ def _fuse_epilogues(steps, target=None):
         elem = linearize((E("v", 0), E("v", 1)), (g.m, g.n))
         for j in range(i + 1, len(steps)):
             m = steps[j]
-            if j in taken or not isinstance(m, MapKernel) or tuple(m.shape) != (g.m, g.n):
+            if (j in taken or not isinstance(m, MapKernel) or m.store is not None
+                    or tuple(m.shape) != (g.m, g.n)):
                 continue
             loads = _loads(m.body)
             if not any(b == g.out for b, _ in loads):
@@ -64,7 +65,8 @@ def _row_outer(step):
         if kept and step.register_accumulator and kept == tuple(range(len(kept))):
             return step.space[:len(kept)]
         return None
-    if isinstance(step, MapKernel) and len(step.shape) >= 2 and step.shape[0] > 1:
+    if (isinstance(step, MapKernel) and step.store is None and len(step.shape) >= 2
+            and step.shape[0] > 1):
         return tuple(step.shape[:1])
     return None
 
@@ -91,7 +93,7 @@ def _joins(step, outer, produced):
         space = step.space
     elif isinstance(step, MapKernel):
         space = step.shape
-        if tuple(space[:len(outer)]) != tuple(outer):
+        if step.store is not None or tuple(space[:len(outer)]) != tuple(outer):
             return False
     else:
         return False

@@ -338,12 +338,19 @@ class Buffer:
 
 @dataclass
 class MapKernel:
-    """out[i...] = body, for every index of `shape` (loop variables 0..ndim-1)."""
+    """out[i...] = body, for every index of `shape` (loop variables 0..ndim-1).
+
+    `store`, when set, is the flat index of `out` each element is written at (an
+    index expression over the loop variables; default: row-major over `shape`):
+    the operands of a stored concatenate each write their part of one buffer, so
+    no element evaluates the other operands.  Such kernels are never fused into
+    gemm epilogues or row groups (both assume the row-major store)."""
     name: str
     out: int
     shape: tuple
     body: tuple
     inputs: list = field(default_factory=list)
+    store: tuple | None = None
 
     @property
     def outputs(self) -> list:

@@ -82,7 +82,8 @@ def _format_node(e, kids) -> str:
 
 def _format_kernel(s, suffix=""):
     if isinstance(s, MapKernel):
-        return f"kernel {s.name}: b{s.out}{list(s.shape)} = {format_value(s.body)}{suffix}"
+        at = "" if s.store is None else f" at b{s.out}[{format_index(s.store)}]"
+        return f"kernel {s.name}: b{s.out}{list(s.shape)}{at} = {format_value(s.body)}{suffix}"
     return (f"kernel {s.name}: b{s.out}{list(s.shape)} = {s.op} over axes {s.axes} of "
             f"space {list(s.space)}: {format_value(s.body)}{suffix}")
 

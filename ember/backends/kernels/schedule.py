@@ -53,7 +53,7 @@ from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
-from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, linearize, reset_interning
+from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, iadd, linearize, reset_interning
 from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
 from .target import Target
 
@@ -218,6 +218,8 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     # a fused concatenate evaluates every operand at each of its elements: large
     # operand expressions (stacked Taylor coefficients) are computed once instead
     for eq in g.equations:
+        # (a stored concatenate too: its kernel per operand would recompute what the
+        # operands share, a Taylor recurrence's earlier coefficients)
         if eq.prim is _shape.concatenate_p and kinds[id(eq)] == "fuse" and eq.outputs[0].aval.size:
             materialized.update(_concat_operands_to_store(eq, producer, materialized))
     steps = []
@@ -309,6 +311,8 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             out = new_buf(v, "temp")
             steps.extend(_reduce_steps(kname, add_buf, out, space, tuple(eq.params["axes"]),
                                        REDUCERS[eq.prim], v.aval.dtype, body, eq.prim.name, target))
+        elif eq.prim is _shape.concatenate_p:
+            steps.extend(_concatenate_steps(eq, kname, new_buf(v, "temp"), builder_for))
         else:
             shape = tuple(v.aval.shape)
             idx = tuple(E("v", i) for i in range(len(shape)))
@@ -328,6 +332,26 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         else:
             outputs.append(buf_of[a])
     return Program(buffers, inputs, consts, steps, outputs)
+
+
+def _concatenate_steps(eq, kname, out, builder_for):
+    """A stored concatenate as one map kernel per non-empty operand, each over the
+    operand's own shape and writing its slab of `out` (`MapKernel.store`): as one
+    kernel, every element would evaluate every operand and select one."""
+    d = eq.params["dimension"]
+    full = tuple(eq.outputs[0].aval.shape)
+    steps, offset = [], 0
+    for a in eq.inputs:
+        shape = tuple(a.aval.shape)
+        if shape[d]:
+            idx = tuple(E("v", i) for i in range(len(shape)))
+            at = list(idx)
+            at[d] = iadd(idx[d], E("c", offset))
+            body = builder_for(shape).value(a, idx)
+            steps.append(MapKernel(kname("concatenate"), out, shape, body, sorted(expr_inputs(body)),
+                                   store=linearize(tuple(at), full)))
+        offset += shape[d]
+    return steps
 
 
 def _in_place_offset(body, lin, dtype):

@@ -79,7 +79,8 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
 
     def _map_element(self, k):
         v = self.value(k.body)
-        self.store(k.out, self.index(_lin(k.shape)), v, self.buffers[k.out].dtype)
+        at = _lin(k.shape) if k.store is None else k.store
+        self.store(k.out, self.index(at), v, self.buffers[k.out].dtype)
 
     def _once(self, body):
         """Run `body` once, in whichever range contains index 0 (rank-0 work)."""

@@ -90,7 +90,7 @@ def _same(a, out, outputs) -> bool:
 _STRUCTURAL = {"convert_element_type", "reshape", "squeeze", "expand_dims", "rev"}
 
 
-def _rewrite(eq, defs, prims, outputs, uses):
+def _rewrite(eq, defs, prims, outputs, uses, consumer):
     """What `eq` simplifies to: ("alias", atom), ("eq", new equation) or None."""
     name = eq.prim.name
     out = eq.outputs[0] if len(eq.outputs) == 1 else None
@@ -158,6 +158,9 @@ def _rewrite(eq, defs, prims, outputs, uses):
             return ("eq", eq.replace(prim=prims["neg"], inputs=[x], params={}))
         return None
     if name == "add":
+        r = _sum_of_pads(eq, defs, prims, outputs, uses, consumer)
+        if r is not None:
+            return r
         # x + (-0) is x for every float x; x + (+0) is not (-0 + +0 = +0); ints have one 0
         zero_sign = None if integer else True
         for a, s in ((x, sy), (y, sx)):
@@ -186,8 +189,78 @@ def _rewrite(eq, defs, prims, outputs, uses):
 
 
 def _prims():
-    from ..prims import elementwise as ew
-    return {"neg": ew.neg_p, "sub": ew.sub_p, "add": ew.add_p, "mul": ew.mul_p}
+    from ..prims import elementwise as ew, shape as sh
+    return {"neg": ew.neg_p, "sub": ew.sub_p, "add": ew.add_p, "mul": ew.mul_p,
+            "concatenate": sh.concatenate_p, "broadcast_in_dim": sh.broadcast_in_dim_p}
+
+
+def _padded_pieces(eq, defs, uses, outputs):
+    """For a tree of adds (inner ones used once) whose leaves are zero-pads of
+    disjoint slabs along one axis (how reverse mode accumulates the gradients of
+    slices of one array): (axis, [(start, operand)] sorted), else None."""
+    d = eq.outputs[0].aval.dtype
+    axis, pieces, stack = None, [], list(eq.inputs)
+    while stack:
+        a = stack.pop()
+        e = defs.get(a) if type(a) is Var else None
+        if e is None:
+            return None
+        if e.prim.name == "add" and uses.get(a, 0) == 1 and a not in outputs:
+            stack.extend(e.inputs)
+            continue
+        if e.prim.name != "pad" or not _is(_scalar(e.inputs[1], defs), 0, False if _is_float(d) else None):
+            return None
+        cfg = e.params["padding_config"]
+        moved = [i for i, (lo, hi, interior) in enumerate(cfg) if (lo, hi, interior) != (0, 0, 0)]
+        if len(moved) != 1 or any(lo < 0 or hi < 0 or interior for lo, hi, interior in cfg):
+            return None
+        if axis is None:
+            axis = moved[0]
+        elif axis != moved[0]:
+            return None
+        pieces.append((cfg[axis][0], e.inputs[0]))
+    pieces.sort(key=lambda p: p[0])
+    for (s0, x0), (s1, _) in zip(pieces, pieces[1:]):
+        if s0 + x0.aval.shape[axis] > s1:
+            return None          # overlapping slabs really add
+    return axis, pieces
+
+
+def _sum_of_pads(eq, defs, prims, outputs, uses, consumer):
+    """add(pad(a), pad(b), ...) of disjoint slabs -> concatenate(a + 0, zeros, b + 0, ...):
+    the same bits (`+ 0` turns -0 into +0 as the sum with the other pads' zeros does), and
+    a stored concatenate is written slab by slab instead of every element summing every
+    pad.  Only at the root of an add tree (an add whose single user is an add waits)."""
+    out = eq.outputs[0]
+    if consumer.get(out) == "add" or out.aval.ndim == 0:
+        return None
+    found = _padded_pieces(eq, defs, uses, outputs)
+    if found is None or len(found[1]) < 2:
+        return None
+    axis, pieces = found
+    d, shape = out.aval.dtype, tuple(out.aval.shape)
+    zero = Literal(np.array(0, d)[()], AbstractArray((), d, False))
+    new, parts, pos = [], [], 0
+
+    def zeros(n):
+        z = Var(AbstractArray(shape[:axis] + (n,) + shape[axis + 1:], d))
+        new.append(eq.replace(prim=prims["broadcast_in_dim"], inputs=[zero], outputs=[z],
+                              params={"shape": z.aval.shape, "broadcast_dimensions": ()}))
+        return z
+
+    for start, x in pieces:
+        if start > pos:
+            parts.append(zeros(start - pos))
+        if _is_float(d):
+            t = Var(AbstractArray(x.aval.shape, d))
+            new.append(eq.replace(prim=prims["add"], inputs=[x, zero], outputs=[t], params={}))
+            x = t
+        parts.append(x)
+        pos = start + x.aval.shape[axis]
+    if pos < shape[axis]:
+        parts.append(zeros(shape[axis] - pos))
+    new.append(eq.replace(prim=prims["concatenate"], inputs=parts, params={"dimension": axis}))
+    return ("eqs", new)
 
 
 def simplify(graph: Graph) -> Graph:
@@ -204,10 +277,12 @@ def simplify(graph: Graph) -> Graph:
     prims = _prims()
     outputs = {a for a in graph.outputs if type(a) is Var}
     uses: dict = {}
+    consumer: dict = {}   # var -> the name of the primitive using it (its last user)
     for e in graph.equations:
         for a in e.inputs:
             if type(a) is Var:
                 uses[a] = uses.get(a, 0) + 1
+                consumer[a] = e.prim.name
     for a in outputs:
         uses[a] = uses.get(a, 0) + 2   # an output is always live
     rename: dict = {}
@@ -221,7 +296,7 @@ def simplify(graph: Graph) -> Graph:
             changed = True
         # a rewritten equation may match again (mul x -1 -> neg x, then neg (neg y) -> y)
         for _ in range(4):
-            r = _rewrite(eq, defs, prims, outputs, uses) if not eq.prim.multiple_results else None
+            r = _rewrite(eq, defs, prims, outputs, uses, consumer) if not eq.prim.multiple_results else None
             if r is None:
                 break
             changed = True
