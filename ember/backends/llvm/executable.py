@@ -44,9 +44,10 @@ from ... import config
 from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
-from ..kernels.runner import KERNELS, host_library_step, parallel_range, plan_arena, reduction_inits, work
+from ..kernels.runner import KERNELS, parallel_range, plan_arena, reduction_inits, work
 from . import blas, packed_gemm
 from .codegen import kernel_names, render_program
+from .native_loops import LoopFallback, NativeLoop, bind_library_step
 from .fingerprint import generator_fingerprint
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
@@ -148,7 +149,7 @@ class NativeExecutable(Executable):
                 d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
                 d.kind = _LIB
-                d.fn = host_library_step(step, compile_graph)
+                d.fn = bind_library_step(step, compile_graph)
                 d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
@@ -324,6 +325,24 @@ class NativeExecutable(Executable):
                 if root is st.arena or (isinstance(root, np.ndarray) and root is st.arena.base):
                     outs[j] = np.array(outs[j], copy=True)
         return outs
+
+    def loop_paths(self) -> list:
+        """(primitive name, "native" or "fallback: <reason>") for each scan and
+        while_loop step of this program (native_loops.py), in program order.
+
+        Example:
+            >>> import ember, numpy as np
+            >>> g = ember.make_graph(lambda x: ember.fori_loop(0, 3, lambda i, v: v * 2.0, x))(np.float32(1))
+            >>> compile_graph(g).loop_paths()
+            [('scan', 'native')]
+        """
+        out = []
+        for d in self._steps:
+            if isinstance(d.fn, NativeLoop):
+                out.append((d.step.eq.prim.name, "native"))
+            elif isinstance(d.fn, LoopFallback):
+                out.append((d.step.eq.prim.name, "fallback: " + d.fn.reason))
+        return out
 
     def close(self):
         """Drop the arena kept between calls (it is rebuilt on the next call)."""
