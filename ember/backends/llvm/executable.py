@@ -105,7 +105,7 @@ class _State:
 class NativeExecutable(Executable):
     """Runs a scheduled program: see the module docstring."""
 
-    def __init__(self, program, addresses, module=None):
+    def __init__(self, program, addresses, module=None, hot=False):
         self.program = program
         self._module = module  # keeps the compiled code alive
         self.n_buffers = len(program.buffers)
@@ -149,7 +149,7 @@ class NativeExecutable(Executable):
                 d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
                 d.kind = _LIB
-                d.fn = bind_library_step(step, compile_graph)
+                d.fn = bind_library_step(step, _compile_hot if hot else compile_graph, _compile_hot)
                 d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
@@ -401,23 +401,25 @@ def _host(c):
     return v if v is not None else np.asarray(c)
 
 
-def compile_graph(closed, target=None) -> NativeExecutable:
+def compile_graph(closed, target=None, hot=False) -> NativeExecutable:
     """Schedule, render and compile a closed graph for this CPU (under `target`,
-    by default `kernel_target.cpu_target()`)."""
+    by default `kernel_target.cpu_target()`).  A `hot` graph (a loop body, run
+    many times per call) is optimised however small its kernels are, and so are
+    the sub-graphs of its library steps."""
     prog = schedule(closed, cpu_target() if target is None else target)
     if config.dump_kernels():
         print(f"[ember] program for {len(closed.equations)} equations:\n{format_program(prog)}",
               file=sys.stderr)
     names = kernel_names(prog)
     if not names:
-        return NativeExecutable(prog, {})
+        return NativeExecutable(prog, {}, hot=hot)
     loops = []
     for s in prog.steps:
         loops.extend(s.members if isinstance(s, RowKernel) else [s.cols] if isinstance(s, ConvKernel)
                      else s.epilogue if isinstance(s, GemmKernel)
                      else [s] if isinstance(s, (MapKernel, ReduceKernel, ScatterKernel)) else [])
     work_max = max((work(m) for m in loops), default=0)
-    opt = 3 if work_max >= SMALL_PROGRAM else 0
+    opt = 3 if work_max >= SMALL_PROGRAM or hot else 0
     symbols = blas.SYMBOLS if packed_gemm.use_blas() else packed_gemm.SYMBOLS
     externals = sorted({symbols[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
     try:
@@ -429,4 +431,8 @@ def compile_graph(closed, target=None) -> NativeExecutable:
         cm = compile_ir(render_program(prog, "ember")[0], names, opt=opt)
     else:
         cm = compile_lazy(source, lambda: render_program(prog, "ember")[0], names, opt=opt, externals=externals)
-    return NativeExecutable(prog, {n: cm[n] for n in names}, cm)
+    return NativeExecutable(prog, {n: cm[n] for n in names}, cm, hot=hot)
+
+
+def _compile_hot(closed) -> NativeExecutable:
+    return compile_graph(closed, hot=True)

@@ -62,11 +62,12 @@ class LoopFallback:
         return self.run(*vals)
 
 
-def bind_library_step(step, compile):
+def bind_library_step(step, compile, compile_body=None):
     """The host callable of a library step, as `kernels.runner.host_library_step`,
     except that a scan or while_loop whose bodies allow it runs as a `NativeLoop`
     (else a `LoopFallback` over the shared driver).  `compile(closed_graph)` is
-    the backend's compiler, returning its executables.
+    the backend's compiler, returning its executables; loop bodies are compiled
+    by `compile_body` (default: `compile`), which may optimise harder.
 
     Example:
         >>> import ember, numpy as np
@@ -84,6 +85,7 @@ def bind_library_step(step, compile):
     if spec is None:
         return host_library_step(step, compile)
     graphs = [spec.body] if isinstance(spec, ScanSpec) else [spec.cond, spec.body]
+    compile = compile_body or compile
     built = {}
     reason = None
     for g in graphs:
