@@ -423,14 +423,14 @@ def compile_graph(closed, target=None, hot=False) -> NativeExecutable:
     symbols = blas.SYMBOLS if packed_gemm.use_blas() else packed_gemm.SYMBOLS
     externals = sorted({symbols[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
     try:
-        source = fingerprint(prog) + "\n" + generator_fingerprint()
+        source = fingerprint(prog) + "\n" + generator_fingerprint() + ("\nhot" if hot else "")
     except OSError:  # the generator's sources cannot be read: key by the IR itself
         source = None
     # a fixed module name keeps the IR text, and so the disk-cache key, deterministic
     if source is None:
-        cm = compile_ir(render_program(prog, "ember")[0], names, opt=opt)
+        cm = compile_ir(render_program(prog, "ember", hot)[0], names, opt=opt)
     else:
-        cm = compile_lazy(source, lambda: render_program(prog, "ember")[0], names, opt=opt, externals=externals)
+        cm = compile_lazy(source, lambda: render_program(prog, "ember", hot)[0], names, opt=opt, externals=externals)
     return NativeExecutable(prog, {n: cm[n] for n in names}, cm, hot=hot)
 
 

@@ -149,7 +149,6 @@ class _Body:
         self.base = lay.slot(max(len(prog.buffers), 1))
         self.table = len(lay.tables)
         lay.tables.append((self.base, max(len(prog.buffers), 1)))
-        self.arena = None
         self.consts = {b: c for b, c in exe.const_slots}
         self.kernel_written = {o for d in exe._steps for o in d.outputs}
         self.inputs = set(prog.inputs)
@@ -181,7 +180,7 @@ class _Body:
 
 
 class _State:
-    __slots__ = ("slots", "code", "keep", "addr")
+    __slots__ = ("slots", "code", "keep", "run")
 
 
 class NativeLoop:
@@ -334,8 +333,32 @@ class NativeLoop:
         code = np.array([[t if type(t) is not tuple else tables[t[1]] for t in ins] for ins in lay.code],
                         np.int64)
         st.code = np.ascontiguousarray(code.reshape(-1))
-        st.addr = (st.code.ctypes.data, base_addr)
+        st.run = self._make_runner(st)
         return st
+
+    def _make_runner(self, st):
+        """`run(vals)` for state `st` as straight-line code: check and bind the
+        operands, allocate the results, write their addresses to the handle slots
+        (the loop code reads the data pointers), run the loop code."""
+        from .executable import DATA_OFFSET
+        env = {"ndarray": np.ndarray, "conv": np.ascontiguousarray, "empty": np.empty,
+               "mv": memoryview(st.slots), "OFF": DATA_OFFSET, "fn": vm.loop_function(),
+               "CODE": st.code.ctypes.data, "SLOTS": st.slots.ctypes.data}
+        h = self.handles
+        lines = ["def run(vals):"]
+        if self.n_in:
+            lines.append(f"    {', '.join(f'x{j}' for j in range(self.n_in))}, = vals")
+        for j, a in enumerate(self.in_avals):
+            env[f"D{j}"] = np.dtype(a.dtype)
+            lines += [f"    if type(x{j}) is not ndarray or x{j}.dtype is not D{j} or not x{j}.flags.c_contiguous:",
+                      f"        x{j} = conv(x{j}, D{j})",
+                      f"    mv[{h + j}] = id(x{j}) + OFF"]
+        for j, a in enumerate(self.out_avals):
+            env[f"S{j}"], env[f"E{j}"] = tuple(a.shape), np.dtype(a.dtype)
+            lines += [f"    o{j} = empty(S{j}, E{j})", f"    mv[{h + self.n_in + j}] = id(o{j}) + OFF"]
+        lines += ["    fn(CODE, SLOTS)", f"    return [{', '.join(f'o{j}' for j in range(self.n_out))}]"]
+        exec("\n".join(lines), env)  # noqa: S102 - our own text, built from the loop's signature
+        return env["run"]
 
     def __call__(self, *vals):
         if self._lock.acquire(False):
@@ -343,20 +366,8 @@ class NativeLoop:
                 st = self._state
                 if st is None:
                     st = self._state = self._new_state()
-                return self._run(st, vals)
+                return st.run(vals)
             finally:
                 self._lock.release()
-        return self._run(self._new_state(), vals)
-
-    def _run(self, st, vals):
-        from .executable import DATA_OFFSET
-        args = []
-        for v, a in zip(vals, self.in_avals):
-            if type(v) is not np.ndarray or not v.flags.c_contiguous or v.dtype != a.dtype:
-                v = np.ascontiguousarray(v, dtype=a.dtype)
-            args.append(v)
-        outs = [np.empty(a.shape, a.dtype) for a in self.out_avals]
-        h = self.handles
-        st.slots[h:h + self.n_in + self.n_out] = [id(x) + DATA_OFFSET for x in args + outs]
-        vm.loop_function()(*st.addr)
-        return outs
+        st = self._new_state()   # (held here: its code, tables and arenas must outlive the run)
+        return st.run(vals)
