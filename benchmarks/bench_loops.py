@@ -8,9 +8,8 @@ Measures, each for ember and JAX in the same run (medians of interleaved rounds)
 - `jit(grad)` through a fixed-point solver (`while_loop` + `custom_vjp`, n = 64).
 
 Run: ``python benchmarks/bench_loops.py [--rounds N]`` (JAX is optional: without
-it only ember's numbers print).  ``EMBER_NATIVE_LOOPS=0`` is not a switch: to
-compare with the Python driver, run the same script against an older checkout
-(``PYTHONPATH=/path/to/main``).
+it only ember's numbers print).  To compare with the Python driver, run the
+same script against a checkout without native loops (``PYTHONPATH=/path/to/it``).
 """
 from __future__ import annotations
 
@@ -132,27 +131,30 @@ def main():
           f"load {os.getloadavg()[0]:.2f}")
     rng = np.random.default_rng(0)
     cases = {}
+    # Arguments are each framework's own arrays, made once (as a user's would be):
+    # converting numpy arguments costs jit calls ~100 us in ember today (jit's
+    # argument handling, not the loops).
+    E = lambda *xs: [ember.numpy.asarray(x) for x in xs]  # noqa: E731
+    J = (lambda *xs: [jax.device_put(x) for x in xs]) if jax else None  # noqa: E731
 
     # per-iteration overhead: (t(long) - t(short)) / (long - short)
     short, long_ = 10, 20010
-    xs_s, xs_l = np.ones(short, np.float32), np.ones(long_, np.float32)
-    e_scan = ember.jit(tiny_scan(enp, ember.scan))
-    e_while = ember.jit(tiny_while(enp, ember.while_loop))
-    cases["scan us/iter"] = [
-        ("ember", lambda: (_time(e_scan, np.float32(0), xs_l, reps=5) - _time(e_scan, np.float32(0), xs_s, reps=5))
-         / (long_ - short) * 1e6)]
-    cases["while us/iter"] = [
-        ("ember", lambda: (_time(e_while, np.int32(long_), np.float32(0), reps=5)
-                           - _time(e_while, np.int32(short), np.float32(0), reps=5)) / (long_ - short) * 1e6)]
+    xs_s, xs_l, zero = np.ones(short, np.float32), np.ones(long_, np.float32), np.float32(0)
+    n_s, n_l = np.int32(short), np.int32(long_)
+
+    def overhead(run, conv, make):
+        f = make()
+        c, xl, xs, nl, ns = conv(zero, xs_l, xs_s, n_l, n_s)
+        if run == "scan":
+            return lambda: (_time(f, c, xl, reps=5) - _time(f, c, xs, reps=5)) / (long_ - short) * 1e6
+        return lambda: (_time(f, nl, c, reps=5) - _time(f, ns, c, reps=5)) / (long_ - short) * 1e6
+
+    cases["scan us/iter"] = [("ember", overhead("scan", E, lambda: ember.jit(tiny_scan(enp, ember.scan))))]
+    cases["while us/iter"] = [("ember", overhead("while", E, lambda: ember.jit(tiny_while(enp, ember.while_loop))))]
     if jax is not None:
-        j_scan = jax.jit(tiny_scan(jnp, jax.lax.scan))
-        j_while = jax.jit(tiny_while(jnp, jax.lax.while_loop))
-        cases["scan us/iter"].append(
-            ("jax", lambda: (_time(j_scan, np.float32(0), xs_l, reps=5) - _time(j_scan, np.float32(0), xs_s, reps=5))
-             / (long_ - short) * 1e6))
+        cases["scan us/iter"].append(("jax", overhead("scan", J, lambda: jax.jit(tiny_scan(jnp, jax.lax.scan)))))
         cases["while us/iter"].append(
-            ("jax", lambda: (_time(j_while, np.int32(long_), np.float32(0), reps=5)
-                             - _time(j_while, np.int32(short), np.float32(0), reps=5)) / (long_ - short) * 1e6))
+            ("jax", overhead("while", J, lambda: jax.jit(tiny_while(jnp, jax.lax.while_loop)))))
 
     W = (rng.standard_normal((H, H)) * 0.1).astype(np.float32)
     U = (rng.standard_normal((H, H)) * 0.1).astype(np.float32)
@@ -163,23 +165,26 @@ def main():
         xs = rng.standard_normal((T, B, H)).astype(np.float32)
         reps = 20 if T == 100 else 4
         name = f"rnn grad T={T} ms"
-        cases[name] = [("ember", lambda xs=xs, reps=reps: _time(e_rnn, W, U, xs, h0, reps=reps) * 1e3)]
+        ea = E(W, U, xs, h0)
+        cases[name] = [("ember", lambda ea=ea, reps=reps: _time(e_rnn, *ea, reps=reps) * 1e3)]
         if jax is not None:
-            cases[name].append(("jax", lambda xs=xs, reps=reps: _time(j_rnn, W, U, xs, h0, reps=reps) * 1e3))
-        ge = e_rnn(W, U, xs, h0)
+            ja = J(W, U, xs, h0)
+            cases[name].append(("jax", lambda ja=ja, reps=reps: _time(j_rnn, *ja, reps=reps) * 1e3))
+        ge = e_rnn(*ea)
         if jax is not None:
-            gj = j_rnn(W, U, xs, h0)
+            gj = j_rnn(*ja)
             err = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(ge, gj))
             print(f"  rnn T={T}: max |ember - jax| of the gradients = {err:.2e}")
 
     A = (rng.standard_normal((N_FIX, N_FIX)) * 0.3 / np.sqrt(N_FIX)).astype(np.float32)
     bvec = rng.standard_normal(N_FIX).astype(np.float32)
     e_fix = ember.jit(ember.grad(fixed_point(enp, ember.while_loop, ember.custom_vjp), argnums=(0, 1)))
-    cases["fixed-point jit(grad) n=64 ms"] = [("ember", lambda: _time(e_fix, A, bvec, reps=50) * 1e3)]
+    ea, ja = E(A, bvec), (J(A, bvec) if jax else None)
+    cases["fixed-point jit(grad) n=64 ms"] = [("ember", lambda: _time(e_fix, *ea, reps=50) * 1e3)]
     if jax is not None:
         j_fix = jax.jit(jax.grad(fixed_point(jnp, jax.lax.while_loop, jax.custom_vjp), argnums=(0, 1)))
-        cases["fixed-point jit(grad) n=64 ms"].append(("jax", lambda: _time(j_fix, A, bvec, reps=50) * 1e3))
-        ge, gj = e_fix(A, bvec), j_fix(A, bvec)
+        cases["fixed-point jit(grad) n=64 ms"].append(("jax", lambda: _time(j_fix, *ja, reps=50) * 1e3))
+        ge, gj = e_fix(*ea), j_fix(*ja)
         err = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(ge, gj))
         print(f"  fixed point: max |ember - jax| of the gradients = {err:.2e}")
 

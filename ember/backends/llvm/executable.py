@@ -45,7 +45,7 @@ from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
 from ..kernels.runner import KERNELS, parallel_range, plan_arena, reduction_inits, work
-from . import blas, packed_gemm
+from . import blas, loop_vm, packed_gemm
 from .codegen import kernel_names, render_program
 from .native_loops import LoopFallback, NativeLoop, bind_library_step
 from .fingerprint import generator_fingerprint
@@ -87,19 +87,19 @@ def _data_offset():
 
 DATA_OFFSET = _data_offset()
 
-_K_INLINE, _K_PARALLEL, _LIB = range(3)
+_K_INLINE, _K_PARALLEL, _LIB, _K_LOOP = range(4)   # _K_LOOP: a native loop (native_loops.py)
 
 
 class _Step:
     """What one step needs at run time (shared by every state of an executable)."""
     __slots__ = ("kind", "fn", "addr", "total", "min_rows", "init", "inputs", "outputs", "multiple", "addr_out",
-                 "step")   # step: the program step it runs (ember.profiler names and costs it)
+                 "loop", "step")   # step: the program step it runs (ember.profiler names and costs it)
 
 
 class _State:
     """The per-call machinery: pointer table, buffer views, arena and bound calls.
     One is kept per executable and reused; concurrent calls build their own."""
-    __slots__ = ("table", "argp", "views", "arena", "holders", "calls", "recycled", "run")
+    __slots__ = ("table", "argp", "views", "arena", "holders", "calls", "recycled", "run", "loops")
 
 
 class NativeExecutable(Executable):
@@ -115,8 +115,13 @@ class NativeExecutable(Executable):
         out_ids = {o for o in program.outputs if not isinstance(o, tuple)}
         read_by_kernel = set()
         kernel_out, lib_out = {}, {}
+        # library steps bound first: a native loop runs like a kernel (its results
+        # are buffers of this program, its operands read through the table)
+        bound = {i: bind_library_step(step, _compile_hot if hot else compile_graph, _compile_hot)
+                 for i, step in enumerate(program.steps) if not isinstance(step, KERNELS)}
+        loops = {i for i, fn in bound.items() if isinstance(fn, NativeLoop) and DATA_OFFSET is not None}
         for i, step in enumerate(program.steps):
-            if isinstance(step, KERNELS):
+            if isinstance(step, KERNELS) or i in loops:
                 read_by_kernel.update(step.inputs)
                 for o in step.outputs:
                     kernel_out.setdefault(o, i)  # the first writer allocates it
@@ -133,10 +138,14 @@ class NativeExecutable(Executable):
 
         self._steps = []
         gemm = False
-        for step in program.steps:
+        for i, step in enumerate(program.steps):
             d = _Step()
             d.step = step
-            if isinstance(step, KERNELS):
+            if i in loops:
+                d.kind, d.loop = _K_LOOP, bound[i]
+                d.addr, d.fn = loop_vm.loop_address(), loop_vm.loop_function()
+                d.total, d.init, d.outputs = 1, [], step.outputs
+            elif isinstance(step, KERNELS):
                 d.addr = addresses[step.name]
                 d.fn = KernelLauncher(d.addr, 1)._fn
                 d.total, row_work = parallel_range(step)
@@ -149,7 +158,7 @@ class NativeExecutable(Executable):
                 d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
                 d.kind = _LIB
-                d.fn = bind_library_step(step, _compile_hot if hot else compile_graph, _compile_hot)
+                d.fn = bound[i]
                 d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
@@ -183,6 +192,7 @@ class NativeExecutable(Executable):
             self._bind(st, b, np.ndarray(bufs[b].shape, bufs[b].dtype, buffer=st.arena, offset=off))
         for b, c in self.const_slots:
             self._bind(st, b, c)
+        st.loops = []
         st.calls = [self._make_call(st, d) for d in self._steps]
         st.run = self._make_runner(st) if st.holders is None else functools.partial(self._run, st)
         return st
@@ -253,6 +263,10 @@ class NativeExecutable(Executable):
         argp = st.argp
         if d.kind == _LIB:
             return functools.partial(_run_library, self, st, d)
+        if d.kind == _K_LOOP:
+            loop = d.loop.kernel_state()   # code and slots of this state's own
+            st.loops.append(loop)
+            return functools.partial(d.fn, loop.code.ctypes.data, loop.slots.ctypes.data, argp)
         fn, total = d.fn, d.total
         if d.kind == _K_INLINE:
             call = functools.partial(fn, 0, total, argp)
@@ -338,7 +352,7 @@ class NativeExecutable(Executable):
         """
         out = []
         for d in self._steps:
-            if isinstance(d.fn, NativeLoop):
+            if d.kind == _K_LOOP or isinstance(d.fn, NativeLoop):
                 out.append((d.step.eq.prim.name, "native"))
             elif isinstance(d.fn, LoopFallback):
                 out.append((d.step.eq.prim.name, "fallback: " + d.fn.reason))

@@ -4,7 +4,9 @@
 scheduled programs) into a short *loop code*: fixed-width instructions over a
 table of int64 *slots* (data pointers, counters).  This module compiles, once
 per process (and disk-cached like every module), the function that executes
-it: ``void ember_loop_run(i64* code, i64* slots)``.  Per iteration the work is
+it: ``void ember_loop_run(i64 code, i64 slots, i8** args)``, the kernel ABI of
+runtime.py with the code and slot table's addresses for start and stop, so a
+compiled program calls a loop like any kernel, passing its own buffer table.  Per iteration the work is
 a handful of instruction dispatches, the body's kernel calls (the kernel ABI
 of runtime.py: each kernel's table entry points at the slot holding its
 buffer's data pointer, so moving a scanned input or output to the next row is
@@ -24,6 +26,8 @@ An instruction is `WIDTH` int64 words, ``[op, a, b, c, d, e]``:
   BRFALSE  s, target                     if the byte at slot[s] is 0: jump
   DEREF    dst, src                      slot[dst] = *(i64*)slot[src]
   MOVE     dst, src                      slot[dst] = slot[src]
+  BIND     dst, b                        slot[dst] = the data pointer of buffer b of the
+                                         caller's table (args[b] points at its slot)
 
 DEREF turns a numpy array's address (``id(a)`` plus the data field's offset,
 which Python writes without touching the array) into its data pointer.
@@ -47,10 +51,10 @@ import numpy as np
 from . import compiler
 from .runtime import kernel_type
 
-__all__ = ["END", "CALL", "COPY", "SET", "OFFSET", "BRGE", "INC", "JUMP", "BRFALSE", "DEREF", "MOVE", "WIDTH",
-           "run_loop_code", "loop_function"]
+__all__ = ["END", "CALL", "COPY", "SET", "OFFSET", "BRGE", "INC", "JUMP", "BRFALSE", "DEREF", "MOVE", "BIND", "WIDTH",
+           "run_loop_code", "loop_function", "loop_address"]
 
-END, CALL, COPY, SET, OFFSET, BRGE, INC, JUMP, BRFALSE, DEREF, MOVE = range(11)
+END, CALL, COPY, SET, OFFSET, BRGE, INC, JUMP, BRFALSE, DEREF, MOVE, BIND = range(12)
 WIDTH = 6
 
 _I1, _I8, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
@@ -63,15 +67,16 @@ def _build_ir() -> str:
     memcpy = ir.Function(m, ir.FunctionType(ir.VoidType(), [_I8P, _I8P, _I64, _I1]),
                          name="llvm.memcpy.p0i8.p0i8.i64")
     kptr = kernel_type().as_pointer()
-    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [_P64, _P64]), name="ember_loop_run")
+    fn = ir.Function(m, kernel_type(), name="ember_loop_run")
     fn.attributes.add("nounwind")
-    code, slots = fn.args
-    code.name, slots.name = "code", "slots"
+    code_i, slots_i, args = fn.args
+    code_i.name, slots_i.name, args.name = "code", "slots", "args"
     c = lambda v: ir.Constant(_I64, v)  # noqa: E731
     entry = fn.append_basic_block("entry")
     head = fn.append_basic_block("dispatch")
     done = fn.append_basic_block("done")
     b = ir.IRBuilder(entry)
+    code, slots = b.inttoptr(code_i, _P64), b.inttoptr(slots_i, _P64)
     b.branch(head)
     b.position_at_end(head)
     pc = b.phi(_I64, "pc")
@@ -87,7 +92,7 @@ def _build_ir() -> str:
     op = word(b, 0)
     blocks = {k: fn.append_basic_block(n) for k, n in
               ((CALL, "call"), (COPY, "copy"), (SET, "set"), (OFFSET, "offset"), (BRGE, "brge"),
-               (INC, "inc"), (JUMP, "jump"), (BRFALSE, "brfalse"), (DEREF, "deref"), (MOVE, "move"))}
+               (INC, "inc"), (JUMP, "jump"), (BRFALSE, "brfalse"), (DEREF, "deref"), (MOVE, "move"), (BIND, "bind"))}
     sw = b.switch(op, done)
     for k, blk in blocks.items():
         sw.add_case(c(k), blk)
@@ -146,6 +151,12 @@ def _build_ir() -> str:
     bb.store(bb.load(slot_ptr(bb, word(bb, 2))), slot_ptr(bb, word(bb, 1)))
     go(bb, bb.add(pc, c(1)))
 
+    # BIND
+    bb = ir.IRBuilder(blocks[BIND])
+    entry_p = bb.load(bb.gep(args, [word(bb, 2)], inbounds=True))
+    bb.store(bb.load(bb.bitcast(entry_p, _P64)), slot_ptr(bb, word(bb, 1)))
+    go(bb, bb.add(pc, c(1)))
+
     ir.IRBuilder(done).ret_void()
     return str(m)
 
@@ -153,11 +164,21 @@ def _build_ir() -> str:
 @functools.lru_cache(maxsize=None)
 def _compiled():
     cm = compiler.compile_ir(_build_ir(), ["ember_loop_run"], opt=2)
-    return cm, ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)(cm["ember_loop_run"])
+    return cm, ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)(cm["ember_loop_run"])
+
+
+def loop_address() -> int:
+    """The address of ``ember_loop_run`` (compiled on first use), for loop code's CALLs.
+
+    Example:
+        >>> loop_address() != 0
+        True
+    """
+    return _compiled()[0]["ember_loop_run"]
 
 
 def loop_function():
-    """The ctypes function ``ember_loop_run(code, slots)`` (compiled on first use).
+    """The ctypes function ``ember_loop_run(code, slots, args)`` (compiled on first use).
 
     Example:
         >>> callable(loop_function())
@@ -166,9 +187,10 @@ def loop_function():
     return _compiled()[1]
 
 
-def run_loop_code(code: np.ndarray, slots: np.ndarray) -> None:
+def run_loop_code(code: np.ndarray, slots: np.ndarray, args: int = 0) -> None:
     """Execute loop `code` (int64, `WIDTH` words per instruction) over `slots`
-    (int64), both C-contiguous and kept alive by the caller.
+    (int64), both C-contiguous and kept alive by the caller; `args` is the
+    address of the buffer table BIND reads.
 
     Example:
         >>> code = np.array([INC, 0, 0, 0, 0, 0, BRGE, 0, 3, 3, 0, 0, JUMP, 0, 0, 0, 0, 0,
@@ -178,4 +200,4 @@ def run_loop_code(code: np.ndarray, slots: np.ndarray) -> None:
         >>> int(slots[0])
         3
     """
-    loop_function()(code.ctypes.data, slots.ctypes.data)
+    loop_function()(code.ctypes.data, slots.ctypes.data, args)

@@ -93,16 +93,18 @@ def bind_library_step(step, compile, compile_body=None):
             built[g] = compile(g)
         reason = reason or _unsupported(built[g])
     if reason is None:
-        return NativeLoop(eq, spec, built)
+        return NativeLoop(eq, spec, built, step)
     return LoopFallback(host_library_step(step, lambda g: built[g] if g in built else compile(g)), reason)
 
 
 def _unsupported(exe) -> str | None:
     """Why `exe` (a NativeExecutable) cannot be a native loop body, or None."""
-    from .executable import DATA_OFFSET, _K_INLINE, _LIB
+    from .executable import DATA_OFFSET, _K_INLINE, _K_LOOP, _LIB
     if DATA_OFFSET is None:
         return "numpy arrays' data pointers cannot be read natively on this interpreter"
     for d in exe._steps:
+        if d.kind == _K_LOOP:
+            continue    # an inner native loop: called from the loop code like a kernel
         if d.kind == _LIB:
             return f"the body has a library step ({d.step.eq.prim.name})"
         if d.kind != _K_INLINE:
@@ -122,6 +124,7 @@ class _Layout:
         self.code = []          # [op, a, b, c, d, e] with table / storage placeholders
         self.storage = []       # (slot, shape, dtype, fill or None): arrays a state allocates
         self.tables = []        # (first slot, n): kernel tables a state allocates
+        self.inner = []         # inner NativeLoops, each with a state per state of this loop
 
     def slot(self, n=1) -> int:
         s = self.n_slots
@@ -171,8 +174,15 @@ class _Body:
         return self.base + o
 
     def emit_run(self, lay, bufs):
-        """The body's kernels in order (reduction identities copied in first)."""
+        """The body's kernels in order (reduction identities copied in first);
+        an inner native loop is a CALL of the interpreter on its own code."""
+        from .executable import _K_LOOP
         for d in self.exe._steps:
+            if d.kind == _K_LOOP:
+                lay.inner.append(d.loop)
+                q = len(lay.inner) - 1
+                lay.emit(vm.CALL, ("vm",), ("code", q), ("slots", q), ("table", self.table))
+                continue
             for b, v in d.init:
                 ident = lay.array(bufs[b].shape, bufs[b].dtype, fill=v)
                 lay.emit(vm.COPY, self.s(b), ident, bufs[b].size * bufs[b].dtype.itemsize)
@@ -187,8 +197,9 @@ class NativeLoop:
     """A scan or while_loop run by the native loop interpreter (module docstring).
     Called with the loop's operands (numpy arrays), returns its results."""
 
-    def __init__(self, eq, spec, built):
+    def __init__(self, eq, spec, built, step=None):
         self.spec = spec
+        self.step = step
         self.in_avals = [v.aval for v in eq.inputs]
         self.out_avals = [v.aval for v in eq.outputs]
         self.n_in, self.n_out = len(self.in_avals), len(self.out_avals)
@@ -197,8 +208,16 @@ class NativeLoop:
         self.handles = lay.slot(self.n_in + self.n_out)
         data = [lay.slot() for _ in range(self.n_in + self.n_out)]
         self._data = data
+        # the prologue, one instruction per operand and result, depends on how the
+        # loop is called (`_prologue`): placeholders here
         for k in range(self.n_in + self.n_out):
-            lay.emit(vm.DEREF, data[k], self.handles + k)
+            lay.emit(vm.END)
+        self._literals = {}
+        if step is not None:
+            for k, a in enumerate(step.args):
+                if type(a) is not int:
+                    aval = self.in_avals[k]
+                    self._literals[k] = lay.array(aval.shape, aval.dtype, fill=a[1])
         if isinstance(spec, ScanSpec):
             self._scan(lay, built[spec.body], data)
         else:
@@ -305,7 +324,37 @@ class NativeLoop:
                 lay.storage.append((body.s(o), bufs[o].shape, bufs[o].dtype, None))
 
     # --- states and calls --------------------------------------------------------------------------
-    def _new_state(self) -> _State:
+    def _prologue(self, table: bool) -> list:
+        """Bind the data slots: from the handles Python writes (a call from Python),
+        or from the calling program's buffer table (`table`: a compiled program
+        calls the loop as a kernel, its operands and results buffers of its own)."""
+        code = []
+        for k in range(self.n_in + self.n_out):
+            if not table:
+                code.append([vm.DEREF, self._data[k], self.handles + k, 0, 0, 0])
+            elif k in self._literals:
+                code.append([vm.MOVE, self._data[k], self._literals[k], 0, 0, 0])
+            else:
+                buf = self.step.args[k] if k < self.n_in else self.step.outputs[k - self.n_in]
+                code.append([vm.BIND, self._data[k], buf, 0, 0, 0])
+        return code
+
+    def kernel_state(self) -> "_State":
+        """A state for calls as a kernel: ``ember_loop_run(code, slots, table)`` with
+        ``state.code`` and ``state.slots``' addresses and the caller's buffer table.
+        Inner loops get states of their own (made innermost first, without recursion)."""
+        order, stack = [], [self]
+        while stack:
+            loop = stack.pop()
+            order.append(loop)
+            stack.extend(loop.layout.inner)
+        made = {}
+        for loop in reversed(order):   # children before parents
+            inner = [made[id(c)].pop() for c in loop.layout.inner]
+            made.setdefault(id(loop), []).append(loop._new_state(table=True, inner=inner))
+        return made[id(self)].pop()
+
+    def _new_state(self, table=False, inner=None) -> _State:
         lay = self.layout
         st = _State()
         st.keep = []
@@ -330,10 +379,25 @@ class NativeLoop:
             for b, c in exe.const_slots:
                 st.slots[body.s(b)] = c.ctypes.data
                 st.keep.append(c)
-        code = np.array([[t if type(t) is not tuple else tables[t[1]] for t in ins] for ins in lay.code],
+        if inner is None:
+            inner = [c.kernel_state() for c in lay.inner]
+        st.keep.extend(inner)
+        refs = {"vm": vm.loop_address()}
+
+        def word(t):
+            if type(t) is not tuple:
+                return t
+            if t[0] == "table":
+                return tables[t[1]]
+            if t[0] == "code":
+                return inner[t[1]].code.ctypes.data
+            if t[0] == "slots":
+                return inner[t[1]].slots.ctypes.data
+            return refs[t[0]]
+        code = np.array(self._prologue(table) + [[word(t) for t in ins] for ins in lay.code[self.n_in + self.n_out:]],
                         np.int64)
         st.code = np.ascontiguousarray(code.reshape(-1))
-        st.run = self._make_runner(st)
+        st.run = None if table else self._make_runner(st)
         return st
 
     def _make_runner(self, st):

@@ -161,40 +161,57 @@ def test_fori_loop_traced_bounds():
 
 # --- nesting, fallback, transforms -------------------------------------------------------------
 
-def test_nested_scan_falls_back_outside_and_is_native_inside():
+def test_nested_scans_are_native():
+    """An inner loop of a native body is called from the outer loop's code."""
     def f(xs):
         def outer(c, row):
-            inner_c, _ = ember.scan(lambda a, x: (a * 0.5 + x, a), c, row)
-            return inner_c, inner_c.sum()
+            inner_c, ys = ember.scan(lambda a, x: (a * 0.5 + x, a), c, row, reverse=True)
+            return inner_c, (inner_c.sum(), ys)
         return ember.scan(outer, np.float32(0.0), xs)
 
     xs = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
     got, want, paths = native_and_reference(f, xs)
-    assert paths == [("scan", "fallback: the body has a library step (scan)")]
+    assert paths == [("scan", "native")]
     assert_same(got, want)
-    # the outer body's executable runs its inner scan natively
     g = ember.make_graph(f)(xs)
     eq = next(e for e in g.equations if e.prim.name == "scan")
     assert compile_graph(eq.params["body"], hot=True).loop_paths() == [("scan", "native")]
 
 
-def test_while_inside_scan_and_cond_inside_while_fall_back_correctly():
+def test_three_levels_and_while_inside_scan():
     def f(xs):
-        def outer(c, x):
-            v = ember.while_loop(lambda v: v < x, lambda v: v * 2.0 + 1.0, c)
+        def mid(c, x):
+            def inner(v):
+                return ember.fori_loop(0, 3, lambda i, u: u * 1.25 + x, v)
+            v = ember.while_loop(lambda v: v < x * 10.0 + 20.0, inner, c)
             return v * 0.0 + 1.0, v
+        def outer(c, row):
+            return ember.scan(mid, c, row)
         return ember.scan(outer, np.float32(1.0), xs)
 
-    got, want, paths = native_and_reference(f, np.array([3.0, 50.0, 0.5], np.float32))
-    assert paths == [("scan", "fallback: the body has a library step (while_loop)")]
+    xs = np.abs(np.random.default_rng(7).standard_normal((3, 4))).astype(np.float32)
+    got, want, paths = native_and_reference(f, xs)
+    assert paths == [("scan", "native")]
     assert_same(got, want)
 
+
+def test_cond_inside_while_falls_back():
     def g(x):
         return ember.while_loop(lambda v: v < 100.0,
                                 lambda v: lax.cond(v > 10.0, lambda u: u * 3.0, lambda u: u + 4.0, v), x)
 
     got, want, paths = native_and_reference(g, np.float32(1.0))
     assert paths == [("while_loop", "fallback: the body has a library step (cond)")]
+    assert_same(got, want)
+
+    def h(xs):   # a native loop inside the fallback's body is native
+        def body(c, x):
+            y = lax.cond(x > 0, lambda u: u + 1.0, lambda u: u - 1.0, c)
+            return ember.fori_loop(0, 4, lambda i, v: v * 0.5 + y, y), y
+        return ember.scan(body, np.float32(0.0), xs)
+
+    got, want, paths = native_and_reference(h, np.array([1.0, -2.0, 3.0], np.float32))
+    assert paths == [("scan", "fallback: the body has a library step (cond)")]
     assert_same(got, want)
 
 
