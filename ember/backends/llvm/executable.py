@@ -5,7 +5,9 @@ its kernels to LLVM IR in one module, compiles it (disk-cached, looked up by a
 fingerprint of the scheduled program so a hit builds no IR), and returns a
 `NativeExecutable` whose call runs the steps in order: kernels (fused loops,
 BLAS products, convolutions, scatters) through prepared ctypes calls, large
-ones split over the native worker pool (pool.py); library steps on the host
+ones split over the native worker pool (pool.py); scan and while_loop as
+native loops (native_loops.py: the loop code interpreter called like a kernel)
+when their bodies allow, else library steps on the host
 (`kernels.runner.host_library_step`: the numpy impl, or the shared
 control-flow driver with its bodies compiled here).  The arena plan,
 reduction inits and work estimates are the neutral `kernels.runner`'s; this

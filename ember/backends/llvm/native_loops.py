@@ -20,11 +20,19 @@ interpreter of `loop_vm.py`, following the loop's description in
 - reductions that accumulate into a pre-filled buffer get it by a copy of an
   identity-filled array before their kernel.
 
-Bodies that contain a library step (sort, linalg, an inner loop, cond: anything
-not a kernel) or a kernel big enough for the thread pool fall back to the shared
-driver (`fx/drivers.py`), which loops in Python over the body's executable;
+A compiled program calls such a loop like a kernel (`kernel_state`: the loop
+code's prologue BINDs its operands and results from the program's buffer
+table, so a loop call costs no Python); an inner loop of a native body is a
+CALL of the interpreter on the inner loop's code, so nested loops are native.
+Called from Python (`NativeLoop(...)(*arrays)`), the prologue reads the
+arrays' addresses from handle slots instead.
+
+Bodies that contain a library step (cond/switch, sort, linalg, a custom rule's
+call: anything not a kernel or a native loop) or a kernel big enough for the
+thread pool fall back to the shared driver (`fx/drivers.py`), which loops in
+Python over the body's executable (`LoopFallback`, with the reason);
 `NativeExecutable.loop_paths()` says which path each loop of a program took.
-An inner loop of a fallback body is itself native when its own body allows.
+A native loop inside a fallback's body is still native.
 
 Example:
     >>> import ember, numpy as np
@@ -420,7 +428,7 @@ class NativeLoop:
         for j, a in enumerate(self.out_avals):
             env[f"S{j}"], env[f"E{j}"] = tuple(a.shape), np.dtype(a.dtype)
             lines += [f"    o{j} = empty(S{j}, E{j})", f"    mv[{h + self.n_in + j}] = id(o{j}) + OFF"]
-        lines += ["    fn(CODE, SLOTS)", f"    return [{', '.join(f'o{j}' for j in range(self.n_out))}]"]
+        lines += ["    fn(CODE, SLOTS, 0)", f"    return [{', '.join(f'o{j}' for j in range(self.n_out))}]"]
         exec("\n".join(lines), env)  # noqa: S102 - our own text, built from the loop's signature
         return env["run"]
 

@@ -355,3 +355,27 @@ def test_loop_vm_instructions():
     loop_vm.run_loop_code(code, slots)
     assert int(slots[0]) == 3 and int(slots[3]) == src.ctypes.data
     assert dst.tolist() == [0, 1, 2, 3]
+
+
+def test_called_from_python_with_arrays():
+    """A NativeLoop called directly (as a library step would be): operands of any
+    layout and dtype spelling are converted, results are fresh arrays."""
+    from ember.backends.kernels import LibraryStep, schedule
+    from ember.backends.llvm.kernel_target import cpu_target
+    from ember.backends.llvm.native_loops import NativeLoop, bind_library_step
+
+    def f(c, xs):
+        return ember.scan(lambda c, x: (c + x, c * x), c, xs, reverse=True)
+
+    xs = np.arange(12, dtype=np.float32).reshape(3, 4)
+    g = ember.make_graph(f)(np.zeros(4, np.float32), xs)
+    step = next(s for s in schedule(g, cpu_target()).steps if isinstance(s, LibraryStep))
+    loop = bind_library_step(step, compile_graph)
+    assert isinstance(loop, NativeLoop)
+    want = [np.asarray(o) for o in tree_flatten(ember.jit(f, backend="reference")(np.ones(4, np.float32), xs))[0]]
+    for c in (np.ones(4, np.float32), np.ones(8, np.float64)[::2], [1.0, 1.0, 1.0, 1.0]):
+        got = loop(c, np.asfortranarray(xs))
+        assert_same([np.asarray(o) for o in got], want)
+    a = loop(np.ones(4, np.float32), xs)
+    b = loop(np.ones(4, np.float32), xs)
+    assert a[0] is not b[0]
