@@ -53,7 +53,7 @@ import threading
 
 import numpy as np
 
-from ...fx.drivers import ScanSpec, WhileSpec, loop_spec
+from ...fx.drivers import ScanSpec, loop_spec
 from ..kernels.runner import host_library_step
 from . import loop_vm as vm
 
@@ -125,7 +125,8 @@ def _nbytes(aval) -> int:
 
 
 class _Layout:
-    """Slot numbering and loop code of one loop; `build()` makes a `_State`."""
+    """Slot numbering, loop code and per-state storage of one loop (`NativeLoop._new_state`
+    makes the arrays and resolves the code's placeholders)."""
 
     def __init__(self):
         self.n_slots = 0
