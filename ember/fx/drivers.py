@@ -72,6 +72,7 @@ def call_driver(key: str) -> Callable:
     """
     def make(params, compile):
         return compile(params[key])
+    make.call_key = key   # read by `loop_spec`
     return make
 
 
@@ -100,6 +101,12 @@ class ScanSpec(NamedTuple):
     reverse: bool
 
 
+class CallSpec(NamedTuple):
+    """A primitive that runs `graph` once (jit_call, remat, custom rules' calls):
+    its operands are the graph's inputs and its results the graph's outputs."""
+    graph: object
+
+
 class WhileSpec(NamedTuple):
     """What a while_loop does: the operands are `cond_nconsts` consts of `cond`,
     `body_nconsts` consts of `body`, then the carries; while `cond(cconsts,
@@ -112,8 +119,9 @@ class WhileSpec(NamedTuple):
 
 
 def loop_spec(prim: Primitive, params: dict):
-    """The `ScanSpec` / `WhileSpec` of a loop primitive's equation, or None for a
-    primitive that is not a loop.
+    """The `ScanSpec` / `WhileSpec` of a loop primitive's equation, the
+    `CallSpec` of a single call of a sub-graph, or None for other primitives
+    (cond/switch, whose branch is chosen at run time, included).
 
     Example:
         >>> import ember, numpy as np
@@ -127,7 +135,8 @@ def loop_spec(prim: Primitive, params: dict):
         return _scan_spec(params)
     if make is while_driver:
         return _while_spec(params)
-    return None
+    key = getattr(make, "call_key", None)
+    return None if key is None else CallSpec(params[key])
 
 
 def _scan_spec(params) -> ScanSpec:

@@ -345,8 +345,9 @@ class NativeExecutable(Executable):
         return outs
 
     def loop_paths(self) -> list:
-        """(primitive name, "native" or "fallback: <reason>") for each scan and
-        while_loop step of this program (native_loops.py), in program order.
+        """(primitive name, "native" or "fallback: <reason>") for each scan,
+        while_loop and call of a sub-graph (jit_call, remat, custom rules) of this
+        program (native_loops.py), in program order.
 
         Example:
             >>> import ember, numpy as np

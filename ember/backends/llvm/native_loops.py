@@ -53,7 +53,7 @@ import threading
 
 import numpy as np
 
-from ...fx.drivers import ScanSpec, loop_spec
+from ...fx.drivers import CallSpec, ScanSpec, loop_spec
 from ..kernels.runner import host_library_step
 from . import loop_vm as vm
 
@@ -92,8 +92,11 @@ def bind_library_step(step, compile, compile_body=None):
     spec = loop_spec(eq.prim, eq.params)
     if spec is None:
         return host_library_step(step, compile)
-    graphs = [spec.body] if isinstance(spec, ScanSpec) else [spec.cond, spec.body]
-    compile = compile_body or compile
+    if isinstance(spec, CallSpec):   # run once: compiled as its caller is
+        graphs = [spec.graph]
+    else:
+        graphs = [spec.body] if isinstance(spec, ScanSpec) else [spec.cond, spec.body]
+        compile = compile_body or compile
     built = {}
     reason = None
     for g in graphs:
@@ -203,8 +206,10 @@ class _State:
 
 
 class NativeLoop:
-    """A scan or while_loop run by the native loop interpreter (module docstring).
-    Called with the loop's operands (numpy arrays), returns its results."""
+    """A scan or while_loop run by the native loop interpreter (module docstring),
+    or a single call of a sub-graph (jit_call, remat, a custom rule's call: the
+    same code without the loop).  Called with the operands (numpy arrays),
+    returns the results."""
 
     def __init__(self, eq, spec, built, step=None):
         self.spec = spec
@@ -227,7 +232,9 @@ class NativeLoop:
                 if type(a) is not int:
                     aval = self.in_avals[k]
                     self._literals[k] = lay.array(aval.shape, aval.dtype, fill=a[1])
-        if isinstance(spec, ScanSpec):
+        if isinstance(spec, CallSpec):
+            self._call(lay, built[spec.graph], data)
+        elif isinstance(spec, ScanSpec):
             self._scan(lay, built[spec.body], data)
         else:
             self._while(lay, built[spec.cond], built[spec.body], data)
@@ -301,6 +308,26 @@ class NativeLoop:
         lay.emit(vm.INC, ctr)
         lay.emit(vm.JUMP, top)
         lay.code[top][3] = len(lay.code)
+        self._finish_bodies(lay, [body])
+
+    def _call(self, lay, exe, data):
+        """One run of the graph: results written by a kernel in place, the others copied."""
+        body = _Body(lay, exe)
+        for k in range(self.n_in):
+            lay.emit(vm.MOVE, body.input_slot(k), data[k])
+        d_out = data[self.n_in:]
+        copies = []
+        for j in range(self.n_out):
+            o = exe.program.outputs[j]
+            if type(o) is int and o in body.kernel_written and o not in body.placed:
+                body.placed.add(o)
+                lay.emit(vm.MOVE, body.s(o), d_out[j])
+            else:
+                copies.append(j)
+        body.emit_run(lay, exe.program.buffers)
+        for j in copies:
+            aval = self.out_avals[j]
+            lay.emit(vm.COPY, d_out[j], body.out_loc(lay, j, aval), _nbytes(aval))
         self._finish_bodies(lay, [body])
 
     def _while(self, lay, cexe, bexe, data):

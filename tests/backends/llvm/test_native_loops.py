@@ -379,3 +379,33 @@ def test_called_from_python_with_arrays():
     a = loop(np.ones(4, np.float32), xs)
     b = loop(np.ones(4, np.float32), xs)
     assert a[0] is not b[0]
+
+
+def test_calls_of_sub_graphs_are_native_inside_and_outside_loops():
+    """jit_call, remat and custom rules' calls run once through the same loop code."""
+    inner = ember.jit(lambda h, x: enp.tanh(h * 0.5 + x))
+
+    @ember.custom_vjp
+    def clip_grad(x):
+        return x * 1.0
+
+    clip_grad.defvjp(lambda x: (x * 1.0, None), lambda _, g: (enp.clip(g, -1.0, 1.0),))
+
+    def f(h, xs):
+        def body(c, x):
+            c = inner(c, x)
+            c = ember.checkpoint(lambda u: enp.sin(u) * 2.0)(c)
+            return clip_grad(c), (c, x)
+        return ember.scan(body, h, xs)
+
+    h, xs = np.ones(3, np.float32), np.random.default_rng(8).standard_normal((5, 3)).astype(np.float32)
+    got, want, paths = native_and_reference(f, h, xs)
+    assert paths == [("scan", "native")]
+    assert_same(got, want, exact=False)
+    got, want, paths = native_and_reference(lambda h, x: inner(h, x), h, xs[0])
+    assert paths == [("jit_call", "native")]
+    assert_same(got, want)
+    loss = lambda h, xs: f(h, xs)[0].sum()  # noqa: E731
+    got, want, paths = native_and_reference(ember.grad(loss), h, xs)
+    assert all(p == "native" for _, p in paths) and ("scan", "native") in paths
+    assert_same(got, want, exact=False)
