@@ -6,7 +6,12 @@ the tiny call) and ember's time divided by each library's, all from the same run
 (below 1.00x ember is faster); each round times every library once, interleaved
 (see `measure`).  Inputs live on each library's own device arrays.
 
-Run:  python benchmarks/bench_cpu.py [--threads 2] [--repeat 7] [--only chain,sum]
+The researcher workloads (grad through scan and a fixed-point solver, Hessians and
+HVPs of a flat parameter vector, a PINN Laplacian, Hutchinson's trace estimate) are
+built in `cpu_research.py`; the full Hessian also gets a peak-memory row, each
+library's peak RSS in a subprocess of its own that makes one call.
+
+Run:  python benchmarks/bench_cpu.py [--threads 2] [--repeat 7] [--only chain,sum,rnn-grad]
 """
 from __future__ import annotations
 
@@ -60,6 +65,85 @@ def measure(fns: dict, repeat: int, number: int = 1, rounds: int = 3) -> dict:
 
 
 LIBS = ("numpy", "jax", "torch", "tcomp")   # tcomp: torch.compile (with --torch-compile)
+ROWS = ("chain", "sum", "rowsum", "softmax", "matmul", "mlp-step", "per-example-grads", "hessian",
+        "conv2d", "third-derivative", "tiny-call")   # the first words --only takes (+ research rows)
+
+
+def _libraries(threads: int, torch_compile: bool, only_lib: str = ""):
+    """(Libs of cpu_research, numpy) with each optional library imported if installed
+    (only `only_lib`, and ember, when given: the peak-memory subprocesses)."""
+    import numpy as np
+    import ember
+    import ember.numpy as enp
+    import cpu_research
+    torch = jax = jnp = None
+    if only_lib in ("", "torch", "tcomp"):
+        try:
+            import torch
+            torch.set_num_threads(threads)
+        except ImportError:
+            torch = None
+    if only_lib in ("", "jax"):
+        try:
+            import jax
+            import jax.numpy as jnp
+        except ImportError:
+            jax = jnp = None
+
+    def tc(make):
+        """torch.compile(make()) when --torch-compile is given (make builds the eager function)."""
+        if torch is None or not torch_compile:
+            return None
+        return torch.compile(make())
+    return cpu_research.Libs(ember, enp, jax, jnp, torch, tc), np
+
+
+def _peak_mb() -> float:
+    """This process's peak resident set, MB: Linux's VmHWM, the high-water mark of its
+    own memory map.  (ru_maxrss is not used: the kernel carries the parent's mark over
+    fork + exec, so a child of this big benchmark process would report the parent's.)"""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _peak_child(lib: str, threads: int) -> None:
+    """In a subprocess of its own: one call of the full-Hessian row for `lib`; prints
+    the peak RSS before the call (imports, inputs) and after it, in MB."""
+    import cpu_research
+    import numpy as np
+    L, _ = _libraries(threads, lib == "tcomp", lib)
+    row = next(iter(cpu_research.make_hessian(L, np.random.default_rng(0)).values()))
+    f = row.get(lib)
+    if f is None:
+        print("nan nan")
+        return
+    before = _peak_mb()
+    f()
+    print(f"{before:.0f} {_peak_mb():.0f}")
+
+
+def _peak_rss(libs, threads: int) -> dict:
+    """{library: (peak RSS before the call, peak RSS) in MB} of one full-Hessian call each."""
+    import subprocess
+    out = {}
+    for lib in libs:
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-child", lib,
+                            "--threads", str(threads)], capture_output=True, text=True)
+        try:
+            before, peak = (float(v) for v in r.stdout.split()[-2:])
+        except ValueError:
+            print(f"  ({lib}: the peak-memory run failed: {r.stderr.strip().splitlines()[-1:]})")
+            continue
+        if peak == peak:
+            out[lib] = (before, peak)
+    return out
 
 
 def main():
@@ -69,8 +153,17 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--torch-compile", action="store_true",
                     help="add a torch.compile column (compiles take ~10-60 s each)")
+    ap.add_argument("--peak-child", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     _setup_threads(args.threads)
+    if args.peak_child:
+        return _peak_child(args.peak_child, args.threads)
+    import cpu_research
+    only = set(filter(None, args.only.split(",")))
+    unknown = only - set(ROWS) - set(cpu_research.ROW_NAMES)
+    if unknown:
+        ap.error(f"--only: unknown rows {sorted(unknown)}; rows: "
+                 f"{', '.join(ROWS + cpu_research.ROW_NAMES)}")
 
     import numpy as np
     import ember
@@ -91,7 +184,6 @@ def main():
     from _header import target_header
     print(target_header())
     rng = np.random.default_rng(0)
-    only = set(filter(None, args.only.split(",")))
     rows = []
     print(f"{'workload':30s} {'ember':>9s} " + " ".join(f"{k:>9s}" for k in LIBS)
           + "   " + " ".join(f"{'/' + k:>7s}" for k in LIBS))
@@ -102,17 +194,22 @@ def main():
             return None
         return torch.compile(make())
 
-    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, tcomp_fn=None, number=1, unit="ms"):
+    def show(name, unit, r):
+        times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
+        ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if r.get(k) else f"{'-':>7s}" for k in LIBS)
+        print(f"{name + ' (' + unit + ')':30s} {r['ember']:9.3f} {times}   {ratios}", flush=True)
+
+    def bench(name, ember_fn, numpy_fn=None, jax_fn=None, torch_fn=None, tcomp_fn=None, number=1, unit="ms",
+              repeat=None, rounds=3):
         if only and name.split()[0] not in only:
             return
         scale = 1e6 if unit == "us" else 1e3
         fns = {"ember": ember_fn, **{k: f for k, f in zip(LIBS, (numpy_fn, jax_fn, torch_fn, tcomp_fn))
                                      if f is not None}}
-        r = {"name": name, "unit": unit, **{k: t * scale for k, t in measure(fns, args.repeat, number).items()}}
+        rep = args.repeat if repeat is None else min(repeat, args.repeat)
+        r = {"name": name, "unit": unit, **{k: t * scale for k, t in measure(fns, rep, number, rounds).items()}}
         rows.append(r)
-        times = " ".join(f"{r[k]:9.3f}" if k in r else f"{'-':>9s}" for k in LIBS)
-        ratios = " ".join(f"{r['ember'] / r[k]:6.2f}x" if k in r else f"{'-':>7s}" for k in LIBS)
-        print(f"{name + ' (' + unit + ')':30s} {r['ember']:9.3f} {times}   {ratios}", flush=True)
+        show(name, unit, r)
 
     # 1. fused elementwise chain
     x = rng.standard_normal(10_000_000).astype(np.float32)
@@ -316,6 +413,22 @@ def main():
     jsmall = jnp.ones(10) if jax else None
     bench("tiny-call", lambda: tiny(small), None, (lambda: jtiny(jsmall).block_until_ready()) if jax else None,
           number=2000, unit="us")
+
+    # 12-19. the researcher workloads (cpu_research.py); a full Hessian call takes seconds,
+    # so its row takes fewer timings
+    research = [n for n in cpu_research.ROW_NAMES if not only or n in only]
+    if research:
+        L = cpu_research.Libs(ember, enp, jax, jnp if jax else None, torch, tc)
+        for name, fns in cpu_research.make_selected(L, rng, set(research)).items():
+            slow = name.startswith("hessian-flat")
+            bench(name, fns["ember"], fns.get("numpy"), fns.get("jax"), fns.get("torch"), fns.get("tcomp"),
+                  repeat=1 if slow else None, rounds=2 if slow else 3)
+            if slow:
+                del fns
+                peaks = _peak_rss(["ember"] + [k for k in LIBS if k in rows[-1]], args.threads)
+                if "ember" in peaks:
+                    show("hessian-flat peak RSS", "MB", {k: p for k, (_, p) in peaks.items()})
+                    show("hessian-flat RSS growth", "MB", {k: p - b for k, (b, p) in peaks.items()})
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ from . import flatten_util  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 from .serialization import load, save  # noqa: F401,E402
 from . import nn, random  # noqa: F401,E402
+from .numpy._creation import from_dlpack  # noqa: F401,E402  (DLPack producers, CPU or GPU)
 from . import amp, distributed  # noqa: F401,E402  (mpi4py is imported only by distributed.init)
 from . import export  # noqa: F401,E402
 from . import debug, profiler  # noqa: F401,E402  (ember.debug.print, callbacks; ember.profiler.trace)

@@ -145,9 +145,10 @@ def _shared_host_array(obj, dtype):
     return v
 
 
-def from_host(obj, dtype=None, *, copy=None) -> Array:
+def from_host(obj, dtype=None, *, copy=None, device=None) -> Array:
     """An Array of host data (Python data, a numpy array or scalar, a DLPack
-    producer) on the default device.  `dtype` is canonical or None (numpy data keeps
+    producer) on `device` (a Device; default: the default device).  A DLPack
+    producer on a GPU (a CuPy array, a CUDA torch tensor) stays on the GPU.  `dtype` is canonical or None (numpy data keeps
     its dtype; Python floats become float32, ints int32); `copy=False` shares a numpy
     array's memory read-only or raises, otherwise the data is copied (the source may
     change later, an Array never does).
@@ -162,8 +163,63 @@ def from_host(obj, dtype=None, *, copy=None) -> Array:
         ...     print(str(e).splitlines()[0])
         asarray: Python int 300 is out of range for dtype int8 [-128, 127]; pass a wider dtype, e.g. int64
     """
+    if _on_gpu(obj):
+        return from_gpu_dlpack(obj, dtype, copy=copy, device=device)
     a = _shared_host_array(obj, dtype) if copy is False else _host_array(obj, dtype)
     _dt.canonicalize(a.dtype)
-    return wrap_buffer(a)
+    if device is None:
+        return wrap_buffer(a)
+    if device.host_buffers:
+        return wrap_buffer(a, device)
+    return wrap_buffer(device.backend.put(a, device), device)
+
+
+_KDL_CUDA, _KDL_CUDA_MANAGED = 2, 13   # DLPack device types of CUDA memory
+
+
+def _on_gpu(obj) -> bool:
+    """Whether `obj` is a DLPack producer whose data is in CUDA memory."""
+    dev = getattr(obj, "__dlpack_device__", None)
+    if dev is None or isinstance(obj, (np.ndarray, np.generic, Array)):
+        return False
+    try:
+        return dev()[0] in (_KDL_CUDA, _KDL_CUDA_MANAGED)
+    except Exception:  # a producer that cannot say: treat it as host data
+        return False
+
+
+def from_gpu_dlpack(obj, dtype=None, *, copy=None, device=None) -> Array:
+    """An Array of a DLPack producer in CUDA memory, on its GPU (or `device`):
+    copied by default, since the producer may still write to its buffer; with
+    `copy=False` the memory is shared (the producer must leave it unchanged, as
+    with JAX).  Needs a GPU (ember's `cuda` backend).
+
+    Example:
+        >>> import numpy as np
+        >>> _on_gpu(np.ones(2))
+        False
+    """
+    from .backends.base import lookup_device
+    gpu_id = obj.__dlpack_device__()[1]
+    target = device if device is not None else lookup_device(f"cuda:{gpu_id}", what="from_dlpack: device")
+    if target.host_buffers:   # asked for on the host: one device-to-host copy
+        return from_host(np.asarray(lookup_device("cuda").backend.get(_cupy_view(obj))), dtype,
+                         device=target)
+    buf = _cupy_view(obj)
+    if dtype is not None and buf.dtype != dtype:
+        if copy is False:
+            raise no_copy_error(obj, f"its dtype {buf.dtype} differs from the requested {dtype}")
+        buf = buf.astype(dtype)
+    elif copy is not False:
+        buf = buf.copy()
+    _dt.canonicalize(buf.dtype)
+    if getattr(buf.device, "id", target.id) != target.id:
+        buf = target.backend.copy_to(buf, target)
+    return wrap_buffer(buf, target)
+
+
+def _cupy_view(obj):
+    import cupy  # only reached for data already on a GPU
+    return cupy.from_dlpack(obj)
 
 

@@ -12,12 +12,15 @@ import numpy as np
 from ._host import from_host
 from .array import Array, wrap_buffer
 from .array import default_device as _default_device
-from .backends.base import Device, available_backends, get_backend
+from .backends.base import PLATFORM_ALIASES, Device, get_backend, lookup_device
 from .tree import tree_map
 
 
 def devices(backend: str | None = None) -> list[Device]:
-    """The devices of a backend (default: cpu, plus cuda when a GPU is usable).
+    """The devices of a backend; without a name, those of the default device's
+    backend (JAX's `jax.devices()`: the GPUs when one is usable, else the CPU).  A
+    backend without devices (`devices("cuda")` with no GPU) raises a
+    `DeviceNotFoundError` (a RuntimeError, as in JAX) that says why.
 
     Example:
         >>> [str(d) for d in devices()]
@@ -25,35 +28,63 @@ def devices(backend: str | None = None) -> list[Device]:
         >>> devices("reference")
         [reference:cpu:0]
     """
-    if backend is not None:
-        return list(get_backend(backend).devices())
-    return list(get_backend("cpu").devices())
+    if backend is None:
+        return list(_default_device().backend.devices())
+    backend = PLATFORM_ALIASES.get(backend, backend)
+    found = list(get_backend(backend).devices())
+    if not found:
+        lookup_device(backend, what="backend")   # raises, naming why and the hint
+    return found
 
 
-def default_device() -> Device:
-    """The device arrays made from host data go to (the CPU's).
+class _DefaultDevice:
+    """`with ember.default_device(d):` — `d` is the default device inside the block."""
+
+    def __init__(self, device):
+        self.device = _as_device(device)
+        self._prev = []
+
+    def __enter__(self):
+        from .array import set_default_device
+        self._prev.append(set_default_device(self.device))
+        return self.device
+
+    def __exit__(self, *exc):
+        from .array import set_default_device
+        set_default_device(self._prev.pop())
+        return False
+
+
+_UNSET = object()
+
+
+def default_device(device=_UNSET):
+    """The default device (no argument), or a context manager that makes `device`
+    the default inside a `with` block (JAX's `jax.default_device`).  The default
+    is chosen at the first need: `EMBER_DEFAULT_DEVICE` (`cpu`, `cuda`, `cuda:1`),
+    else the first GPU when one is usable, else the CPU.  The setting is process
+    wide, not per thread.
 
     Example:
         >>> default_device()
         cpu:0
+        >>> import ember.numpy as enp
+        >>> with default_device("reference"):
+        ...     enp.zeros(2).device
+        reference:cpu:0
     """
-    return _default_device()
+    if device is _UNSET:
+        return _default_device()
+    return _DefaultDevice(device)
 
 
-def _parse_device(spec: str) -> Device:
-    # "cpu", "cpu:0", "reference", "reference:cpu:0": a backend name, then its device
-    name, _, rest = spec.partition(":")
-    try:
-        devs = get_backend(name).devices()
-    except ValueError:
-        devs = []
-    want = f"{name}:{rest}" if rest else None
-    for d in devs:
-        if want is None or str(d) == want or f"{name}:{d.platform}:{d.id}" == want \
-                or f"{name}:{d.id}" == want:
-            return d
-    known = [str(d) for b in available_backends() for d in get_backend(b).devices()]
-    raise ValueError(f"unknown device {spec!r}; available: {known}")
+def _as_device(device) -> Device:
+    if isinstance(device, str):
+        return lookup_device(device)
+    if not isinstance(device, Device):
+        raise TypeError(f"device must be an ember Device or its name (e.g. 'cpu:0', 'cuda'), "
+                        f"got {type(device).__name__}")
+    return device
 
 
 def device_put(x, device: Device | str | None = None):
@@ -70,15 +101,19 @@ def device_put(x, device: Device | str | None = None):
     if device is None:
         device = _default_device()
     elif isinstance(device, str):
-        device = _parse_device(device)
+        device = lookup_device(device, what="device_put: device")
     elif not isinstance(device, Device):
-        raise TypeError(f"device_put: device must be an ember Device or its name (e.g. 'cpu:0'), "
-                        f"got {type(device).__name__}")
+        raise TypeError(f"device_put: device must be an ember Device or its name (e.g. 'cpu:0', "
+                        f"'cuda'), got {type(device).__name__}")
 
     def put(v):
-        a = v if isinstance(v, Array) else from_host(v)
+        a = v if isinstance(v, Array) else from_host(v, device=device)
         if a.device == device:
             return a
+        if not a.device.host_buffers and not device.host_buffers and \
+                a.device.backend is device.backend:
+            # between GPUs of one backend: a device-to-device copy
+            return wrap_buffer(device.backend.copy_to(a._value, device), device, a.aval)
         host = np.asarray(a)
         return wrap_buffer(device.backend.put(host, device), device, a.aval)
 

@@ -12,6 +12,8 @@ Example:
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from . import dtypes as _dt
@@ -39,8 +41,12 @@ def cpu_device() -> Device:
 
 
 def default_device() -> Device:
-    """Where arrays made from host data, and operations on no array, are placed:
-    the first device of the default backend (`cpu`).
+    """Where arrays made from host data, and operations on no array, are placed.
+    Chosen once, at the first need (never at `import ember`): the device named by
+    `EMBER_DEFAULT_DEVICE` (`cpu`, `cuda`, `cuda:1`), else the first GPU when one is
+    usable (as in JAX), else the CPU.  The GPU check imports CuPy only when
+    `backends.cuda.backend.gpu_may_be_present()` (no import) says a GPU may be there.
+    `ember.default_device(d)` overrides it inside a `with` block.
 
     Example:
         >>> default_device()
@@ -48,8 +54,33 @@ def default_device() -> Device:
     """
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = get_backend(_base.DEFAULT_BACKEND).devices()[0]
+        _DEFAULT = _initial_default()
     return _DEFAULT
+
+
+def _initial_default() -> Device:
+    spec = os.environ.get("EMBER_DEFAULT_DEVICE", "").strip()
+    if spec:
+        return _base.lookup_device(spec, what="EMBER_DEFAULT_DEVICE")
+    from .backends.cuda.backend import gpu_may_be_present
+    if gpu_may_be_present():
+        devs = get_backend("cuda").devices()
+        if devs:
+            return devs[0]
+    return get_backend(_base.DEFAULT_BACKEND).devices()[0]
+
+
+def set_default_device(device: Device | None) -> Device | None:
+    """Make `device` the default (None: choose again at the next need); returns the
+    previous setting.  `ember.default_device(d)` is the scoped form.
+
+    Example:
+        >>> prev = set_default_device(cpu_device())
+        >>> _ = set_default_device(prev)
+    """
+    global _DEFAULT
+    prev, _DEFAULT = _DEFAULT, device
+    return prev
 
 
 class Array(ArrayOps):
@@ -103,9 +134,18 @@ class Array(ArrayOps):
         d = self._device
         if d.host_buffers:
             return self._value
-        return d.backend.get(self._value)
+        v = d.backend.get(self._value)
+        a = self._aval
+        if a is not None and v.dtype != a.dtype and a.dtype == _dt.bfloat16 and v.dtype == np.uint16:
+            # the CUDA executable keeps bfloat16 as its uint16 bits on a CuPy without
+            # bfloat16 arrays (backends/cuda/runtime.py): read them back as what they are
+            v = v.view(_dt.bfloat16)
+        return v
 
     def __array__(self, dtype=None, copy=None):
+        if copy is False and not self._device.host_buffers:
+            raise ValueError(f"np.asarray(x, copy=False): x lives on {self._device}, so converting "
+                             f"it to numpy copies it to the host; pass copy=None or copy=True")
         v = self._host()
         if copy:
             return np.array(v, dtype=dtype, copy=True)
@@ -113,6 +153,32 @@ class Array(ArrayOps):
             if copy is False:
                 raise ValueError("cannot convert dtype without a copy")
             return v.astype(dtype)
+        return v
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface of an array on a GPU (absent on the CPU, so
+        `hasattr` tells consumers such as PyTorch and Numba where it lives); shared,
+        not copied: as with JAX, the consumer must not write to it.
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> hasattr(enp.ones(2), "__cuda_array_interface__")
+            False
+        """
+        d = self._device
+        if d.host_buffers or not hasattr(self._value, "__cuda_array_interface__"):
+            raise AttributeError(f"__cuda_array_interface__: this array lives on {d}, not on a GPU")
+        return self._exportable().__cuda_array_interface__
+
+    def _exportable(self):
+        """The device buffer, first copied when the backend says a consumer must not
+        see it (a broadcast, stride-0 view, where one write changes many elements;
+        memory the backend shares between arrays).  The copy replaces the buffer (the
+        same values: an Array never changes), so later exports share it."""
+        v = self._value
+        if self._device.backend.needs_private_copy(v):
+            v = self._value = v.copy()
         return v
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -129,6 +195,8 @@ class Array(ArrayOps):
             >>> y.tolist(), y.flags.writeable
             ([0, 1, 2], False)
         """
+        if not self._device.host_buffers:
+            return self._device_dlpack(stream, max_version, dl_device, copy)
         v = self._host()
         if stream is not None:
             raise BufferError(f"__dlpack__: ember arrays live on the CPU, where stream must be "
@@ -148,7 +216,21 @@ class Array(ArrayOps):
             return v.__dlpack__()
         return v.__dlpack__(max_version=max_version, dl_device=dl_device, copy=copy)
 
+    def _device_dlpack(self, stream, max_version, dl_device, copy):
+        # a GPU buffer is exported by its own library (CuPy), zero-copy unless
+        # copy=True; as with JAX, the consumer must not write to it
+        v = self._value.copy() if copy else self._exportable()
+        if max_version is not None:
+            try:
+                return v.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                    copy=copy)
+            except TypeError:   # a library without the DLPack 1.0 keywords
+                pass
+        return v.__dlpack__(stream=stream)
+
     def __dlpack_device__(self):
+        if not self._device.host_buffers:
+            return self._value.__dlpack_device__()
         return self._host().__dlpack_device__()
 
     def item(self):
@@ -214,6 +296,9 @@ class Array(ArrayOps):
         return (_rebuild, (np.array(self._host()), self.aval.weak_type))
 
     def block_until_ready(self) -> "Array":
+        d = self._device
+        if not d.host_buffers:
+            d.backend.block_until_ready(self._value)
         return self
 
     def copy(self) -> "Array":
@@ -221,6 +306,7 @@ class Array(ArrayOps):
 
 
 def _rebuild(value, weak):
+    # an unpickled array goes to the default device (wrap_buffer copies it there)
     return wrap_buffer(value, None, AbstractArray(value.shape, _dt.canonicalize(value.dtype), weak))
 
 
@@ -228,14 +314,19 @@ def wrap_buffer(buf, device: Device | None = None, aval: AbstractArray | None = 
     """Wrap a backend buffer (numpy on CPU) as an Array without copying.
 
     `aval`, when given, is the buffer's abstract value (with its weak type).
+    Without `device`, the buffer is host data for the default device, copied there
+    when that is not host memory.
     """
     a = object.__new__(Array)
     if device is None:
         device = _DEFAULT or default_device()
+        if not device.host_buffers and isinstance(buf, (np.ndarray, np.generic)):
+            # host data for a default device off the host (a GPU): copy it there
+            buf = device.backend.put(buf, device)
     if device.host_buffers:
         if type(buf) is not np.ndarray:
             buf = np.asarray(buf)
-        buf.flags.writeable = False
+        buf.setflags(False)   # write=False (positional: keyword parsing is slower)
     a._value = buf
     a._aval = aval
     a._device = device

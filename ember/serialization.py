@@ -337,9 +337,12 @@ def _decode_key(k, bad):
         raise bad(f"dict key {k!r}") from None
 
 
-def load(path):
+def load(path, *, device=None):
     """Read a file written by `save` (the original pytree, arrays as ember Arrays), or
-    any safetensors file (a flat dict of its tensors by name).
+    any safetensors file (a flat dict of its tensors by name).  The arrays go to
+    `device` (a Device or a name such as `"cpu"` or `"cuda:0"`: PyTorch's
+    `map_location`), by default the default device.  Arrays saved from a GPU were
+    copied to the host when saved, so a file never depends on where it was written.
 
     Example:
         >>> import os, tempfile
@@ -349,7 +352,10 @@ def load(path):
         >>> ember.load(p)[1] is None
         True
     """
-    import ember.numpy as enp
+    from ._host import from_host
+    if device is not None:
+        from .api_device import _as_device
+        device = _as_device(device)
     specs, meta, data_start = _read_header(path)
     dtypes = _json(path, meta[_DTYPES_KEY], "the dtype metadata") if _DTYPES_KEY in meta else {}
     if not isinstance(dtypes, dict):
@@ -369,7 +375,7 @@ def load(path):
                 a = np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype, copy=False).reshape(shape)
                 if name in dtypes:
                     a = _restore_dtype(path, name, a, dtypes[name])
-                tensors[name] = enp.asarray(a)
+                tensors[name] = from_host(a, device=device)
     except OSError as err:
         raise _fail(path, str(err)) from None
     if _STRUCT_KEY not in meta:

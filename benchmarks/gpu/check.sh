@@ -1,12 +1,23 @@
 #!/usr/bin/env bash
-# The prepared check for a GPU machine (issue #14), for what the CUDA backend
-# has today: the renderer and its NVRTC compile check.  There is no CUDA
-# executable, eager GPU arrays, cuBLAS call or benchmark yet, so this runs
+# The prepared check for a GPU machine (issue #14).  It runs
 #   1. an environment report (Python, GPU, CuPy, cuda.bindings),
-#   2. the gpu-marked tests (tests/backends/cuda/test_launch_gpu.py launches
-#      the rendered kernels through CuPy against the numpy reference),
-#   3. the compile check (every kernel of the corpus compiled by NVRTC for sm_90),
-#   4. the host emulation of the kernels' values (tests/backends/cuda/test_host_emulation.py),
+#   2. the gpu-marked tests: tests/backends/cuda/test_launch_gpu.py launches
+#      the rendered kernels through CuPy, test_cuda_arrays_gpu.py checks GPU
+#      arrays (eager ops, dlpack with CuPy/torch, jit, Module.cuda + TrainStep,
+#      save/load, pinned memory, PRNG bit-identical to the CPU), and the gpu half
+#      of tests/backends/cuda/test_cuda_programs.py runs whole jitted programs
+#      (every primitive, 200 random fused graphs, cuBLAS products, convolutions,
+#      control flow, grad of an MLP, library steps) through the CuPy runtime,
+#      all against the numpy reference,
+#   3. the main example (examples/train_digits.py, one epoch) on the GPU,
+#   4. the benchmark table (benchmarks/gpu/bench_gpu.py: chain, sum, softmax,
+#      layernorm, bf16 matmul, MLP and transformer train steps, tiny call) against
+#      CuPy, JAX and PyTorch eager / torch.compile, and eager GPU ops (bench_eager.py),
+#   5. the compile check (every kernel of the corpus compiled by NVRTC for sm_90),
+#   6. the host emulation: the kernels' values (test_host_emulation.py) and the
+#      same programs through the executable on the emulated runtime
+#      (test_cuda_programs.py without the gpu mark),
+#   7. executable timings against CuPy (benchmarks/gpu/executable_bench.py),
 # and writes every log under $OUT, or the directory given as the argument.
 # The machine has no network: ember is installed from this checkout with
 # --no-deps, and optree (and cuda-bindings / nvidia-cuda-* when missing) from
@@ -85,13 +96,32 @@ run_pytest() {  # name, pytest args...
 # --- 2. gpu-marked tests (they skip cleanly without a device); all live under
 # tests/backends today (collecting the whole suite at once trips over test files
 # that share a basename)
-run_pytest gpu_tests -m gpu tests/backends
+run_pytest gpu_tests -m gpu tests/backends --ignore=tests/backends/cuda/test_cuda_programs.py
+# whole programs through the executable on the GPU (their modules compiled in batches)
+run_pytest cuda_programs_gpu -m gpu tests/backends/cuda/test_cuda_programs.py
 
-# --- 3. the NVRTC compile check ---------------------------------------------------------
+# --- 3. the main example on the GPU (the default device when one is present), one epoch
+(cd "$ROOT" && EMBER_DEFAULT_DEVICE=cuda timeout 240 "$PY" examples/train_digits.py --epochs 1 \
+   --out-dir "$OUT_DIR/digits") > "$OUT_DIR/example_digits.txt" 2>&1
+note "example train_digits on cuda: rc=$? ($(tail -n 1 "$OUT_DIR/example_digits.txt" | cut -c1-200))"
+
+# --- 4. the benchmark table against CuPy, JAX and PyTorch (eager, torch.compile) in one run
+(cd "$ROOT" && timeout 300 "$PY" benchmarks/gpu/bench_gpu.py --torch-compile) > "$OUT_DIR/bench_gpu.txt" 2>&1
+note "bench_gpu: rc=$? (table in bench_gpu.txt)"
+(cd "$ROOT" && timeout 90 "$PY" benchmarks/gpu/bench_eager.py --quick) > "$OUT_DIR/bench_eager.txt" 2>&1
+note "bench_eager: rc=$? ($(tail -n 1 "$OUT_DIR/bench_eager.txt" | cut -c1-200))"
+
+# --- 5. the NVRTC compile check ---------------------------------------------------------
 run_pytest compile_check tests/backends/cuda/test_nvrtc_compile.py tests/backends/cuda/test_render.py
 
-# --- 4. the kernels' values on the host (g++ and one emulated thread; skips without g++)
+# --- 6. the kernels' values on the host (g++ and one emulated thread; skips without g++),
+# and whole programs through the executable on the emulated runtime
 run_pytest host_emulation tests/backends/cuda/test_host_emulation.py
+run_pytest cuda_programs_emulated -m "not gpu" tests/backends/cuda/test_cuda_programs.py
+
+# --- 7. executable timings against CuPy (prints "no GPU" and exits 0 without one)
+(cd "$ROOT" && timeout 150 "$PY" benchmarks/gpu/executable_bench.py) > "$OUT_DIR/executable_bench.txt" 2>&1
+note "executable_bench: rc=$? ($(tail -n 1 "$OUT_DIR/executable_bench.txt"))"
 
 note "logs: $OUT_DIR"
 exit 0

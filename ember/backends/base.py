@@ -111,6 +111,20 @@ class Backend:
         """Compile a closed graph into an executable over buffers of this backend."""
         raise NotImplementedError
 
+    def unavailable_reason(self) -> str | None:
+        """Why `devices()` is empty (no runtime, no driver), for error messages."""
+        return None
+
+    def needs_private_copy(self, buffer) -> bool:
+        """Whether `buffer` must be copied before it is shared with another library
+        (DLPack, the CUDA array interface): a broadcast (stride-0) view, where one
+        write by the consumer would change many elements."""
+        return buffer.size > 1 and 0 in buffer.strides
+
+    def block_until_ready(self, buffer) -> None:
+        """Wait until the work producing `buffer` has finished (asynchronous backends)."""
+        return None
+
 
 def execute_impl(backend, prim, buffers, params, device):
     """`Backend.execute` of a backend whose eager operations are the primitives'
@@ -123,6 +137,54 @@ def execute_impl(backend, prim, buffers, params, device):
         3.0
     """
     return prim.impl(*buffers, **params)
+
+
+class DeviceNotFoundError(ValueError, RuntimeError):
+    """A device was asked for that this process does not have (a `ValueError`, as
+    unknown device names always were, and a `RuntimeError`, as JAX raises for a
+    backend without devices)."""
+
+
+# JAX's platform name for any GPU ("gpu") names ember's one GPU backend
+PLATFORM_ALIASES = {"gpu": "cuda"}
+
+GPU_HINT = 'to use an NVIDIA GPU, install CuPy with the gpu extra: pip install -e ".[gpu]"'
+
+
+def lookup_device(spec: str, what: str = "device") -> Device:
+    """The device a name denotes: `"cpu"`, `"cpu:0"`, `"cuda"`, `"cuda:1"`,
+    `"reference:cpu:0"` (a backend's name alone is its first device; `"gpu"`, as
+    in JAX, is `"cuda"`).  An unknown
+    name or a backend without devices raises `DeviceNotFoundError` naming what was
+    asked for, the devices there are and, for a GPU, how to get one.
+
+    Example:
+        >>> lookup_device("cpu:0")
+        cpu:0
+        >>> try:
+        ...     lookup_device("tpu")
+        ... except DeviceNotFoundError as e:
+        ...     print(str(e).split(";")[0])
+        unknown device 'tpu'
+    """
+    name, _, rest = spec.strip().partition(":")
+    name = PLATFORM_ALIASES.get(name, name)
+    factory_known = name in _FACTORIES
+    devs = get_backend(name).devices() if factory_known else []
+    want = f"{name}:{rest}" if rest else None
+    for d in devs:
+        if want is None or str(d) == want or f"{name}:{d.platform}:{d.id}" == want \
+                or f"{name}:{d.id}" == want:
+            return d
+    known = [str(d) for b in available_backends() for d in get_backend(b).devices()]
+    if factory_known and not devs:
+        why = getattr(get_backend(name), "unavailable_reason", lambda: None)()
+        msg = (f"{what} {spec!r} is not available: the {name} backend has no devices"
+               + (f" ({why})" if why else "") + f"; available: {known}")
+        if name == "cuda":
+            msg += f"; {GPU_HINT}"
+        raise DeviceNotFoundError(msg)
+    raise DeviceNotFoundError(f"unknown device {spec!r}; available: {known}")
 
 
 _BACKENDS: dict[str, Backend] = {}

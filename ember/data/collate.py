@@ -27,15 +27,17 @@ import numpy as np
 __all__ = ["default_collate", "default_convert", "pad_sequence", "lengths_to_mask"]
 
 
-def _to_ember(x: np.ndarray):
+def _to_ember(x: np.ndarray, owned: bool = False):
     """Wrap a numpy batch leaf as an ember array (the single conversion point).
 
     The loader owns every batch buffer it builds (freshly collated or copied out
-    of shared memory), so it is wrapped without a copy and frozen read-only.
+    of shared memory), so it is wrapped without a copy and frozen read-only;
+    `owned` says so for a buffer that is a view (a pinned block), which on a GPU
+    default device is then the source of the host-to-device copy.
     """
     from ember.array import wrap_buffer
     from ember.numpy import asarray
-    if isinstance(x, np.ndarray) and x.flags.owndata and x.dtype.kind in "biufc?":
+    if isinstance(x, np.ndarray) and (owned or x.flags.owndata) and x.dtype.kind in "biufc?":
         try:
             return wrap_buffer(x)
         except TypeError:  # a dtype ember does not support: let asarray explain

@@ -41,7 +41,7 @@ import numpy as np
 from . import shm
 from .collate import _map_arrays, _to_ember, default_collate, default_convert
 from .datasets import IterableDataset
-from .pin import pin_array, pinned_allocator
+from .pin import loader_allocator, pin_array
 from .samplers import BatchSampler, RandomSampler, SequentialSampler
 from .worker import (
     ExceptionWrapper,
@@ -103,7 +103,8 @@ class DataLoader:
         collate_fn: merges a list of samples; default
             :func:`~ember.data.default_collate`.
         pin_memory: put batches in page-locked memory (needs CuPy and a GPU;
-            otherwise a no-op). CuPy is imported only when this is True.
+            otherwise it warns, as PyTorch does, and is a no-op). CuPy is imported
+            only when this is True.
         drop_last: drop the final short batch.
         timeout: seconds to wait for one batch from workers (0 = forever, but a
             dead worker is still detected within ~0.1 s).
@@ -330,7 +331,9 @@ def _finisher(pin_alloc):
     """Main-process leaf function: optional pinning, then ember conversion."""
     if pin_alloc is None:
         return _to_ember
-    return lambda a: _to_ember(pin_array(a, pin_alloc))
+    # the pinned copy is the loader's own buffer: wrapped as is, so a GPU default
+    # device copies from page-locked memory
+    return lambda a: _to_ember(pin_array(a, pin_alloc), owned=True)
 
 
 class _SingleProcessIter:
@@ -338,7 +341,7 @@ class _SingleProcessIter:
         self._index_iter, _, _ = loader._next_epoch()
         self._cfg = loader._worker_config(shm_prefix="")
         self._fetcher = make_fetcher(self._cfg)
-        self._pin = pinned_allocator() if loader.pin_memory else None
+        self._pin = loader_allocator() if loader.pin_memory else None
         self._leaf = _finisher(self._pin)
         self._length = loader.__len__
 
@@ -453,7 +456,7 @@ class _MultiProcessIter:
         # Weak: a persistent loader holds this iterator, and a strong
         # back-reference would delay shutdown until the cycle collector runs.
         self._loader_ref = weakref.ref(loader)
-        self._pin = pinned_allocator() if loader.pin_memory else None
+        self._pin = loader_allocator() if loader.pin_memory else None
         self._gen = 0
         # Reorder buffer: task index -> (worker id,) while pending, or
         # (worker id, payload) once arrived out of order.
@@ -606,4 +609,6 @@ class _MultiProcessIter:
         self._try_put_index()
         if isinstance(payload, ExceptionWrapper):
             payload.reraise()
-        return shm.decode(payload, to_ember=_to_ember, alloc=self._pin)
+        # decoded leaves are fresh buffers from `alloc` (pinned views when pinning)
+        to_ember = _to_ember if self._pin is None else (lambda a: _to_ember(a, owned=True))
+        return shm.decode(payload, to_ember=to_ember, alloc=self._pin)

@@ -1,15 +1,18 @@
 """Page-locked ("pinned") host memory for ``DataLoader(pin_memory=True)``.
 
 Pinned buffers let a later host-to-GPU copy run asynchronously. They come from
-CuPy (``cupy.cuda.alloc_pinned_memory``) and are used only when CuPy imports
-*and* reports at least one GPU; otherwise pinning is a documented no-op and
-batches live in ordinary memory. CuPy is imported only when a loader with
-``pin_memory=True`` first needs it.
+CuPy (``cupy.cuda.alloc_pinned_memory``, what ``cupyx.empty_pinned`` allocates
+with) and are used only when ember's ``cuda`` backend has a device; otherwise,
+as PyTorch does without CUDA, the loader warns (once per call site, Python's
+default warning filter) and batches live in ordinary memory. CuPy is imported
+only when a loader with ``pin_memory=True`` first needs it, and not at all when
+no NVIDIA device node exists (``backends.cuda.backend.gpu_may_be_present``).
 """
 
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -19,16 +22,24 @@ __all__ = ["pinned_allocator"]
 
 @functools.lru_cache(maxsize=1)
 def _cupy_alloc_pinned():
-    try:
-        import cupy
-    except Exception:
+    from ember.backends.cuda.backend import device_count, gpu_may_be_present
+    if not gpu_may_be_present() or device_count() < 1:   # the backend's cached answer
         return None
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return None
-    except Exception:  # no driver / no device
-        return None
+    import cupy
     return cupy.cuda.alloc_pinned_memory
+
+
+NO_ACCELERATOR = ("'pin_memory' argument is set as true but no accelerator is found, "
+                  "then device pinned memory won't be used.")
+
+
+def loader_allocator() -> Callable | None:
+    """`pinned_allocator()` for a loader with ``pin_memory=True``: warns, as PyTorch
+    does without CUDA, when there is no GPU to pin memory for."""
+    alloc = pinned_allocator()
+    if alloc is None:
+        warnings.warn(NO_ACCELERATOR, UserWarning, stacklevel=4)
+    return alloc
 
 
 def pinned_allocator() -> Callable[[tuple, np.dtype], np.ndarray] | None:

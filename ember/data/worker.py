@@ -228,6 +228,10 @@ def _worker_loop(
     # so workers ignore SIGINT instead of dying with a traceback each.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _seed_process(seed)
+    # CUDA cannot be used in a forked child, and batches travel to the main process
+    # as host memory anyway: arrays a dataset makes here live on the CPU
+    from ember.array import cpu_device, set_default_device
+    set_default_device(cpu_device())
     _worker_info = WorkerInfo(worker_id, cfg.num_workers, seed, cfg.dataset)
     where = f"in DataLoader worker process {worker_id} (pid {os.getpid()})"
     init_error = None

@@ -42,9 +42,11 @@ def _launched_by_mpi() -> bool:
 def init(backend: str | None = None, timeout: float | None = None):
     """Join the world of processes (idempotent); returns its communicator.
 
-    `backend`: "mpi" (requires mpi4py: `pip install -e ".[distributed]"`), "local"
-    (one process), or None: MPI when an MPI launcher started this process, else
-    local. `timeout` (seconds, default `EMBER_DISTRIBUTED_TIMEOUT` or 300) bounds
+    `backend`: "mpi" (requires mpi4py: `pip install -e ".[distributed]"`), "nccl"
+    (GPU arrays through NCCL, bootstrapped over MPI; host arrays still over MPI;
+    needs CuPy: `.[gpu,distributed]`), "local" (one process), or None:
+    `EMBER_DISTRIBUTED_BACKEND` if set, else MPI when an MPI launcher started this
+    process, else local. `timeout` (seconds, default `EMBER_DISTRIBUTED_TIMEOUT` or 300) bounds
     every collective, so a dead peer is an error, not a hang.
 
     Example:
@@ -58,20 +60,25 @@ def init(backend: str | None = None, timeout: float | None = None):
     if timeout is None:
         timeout = float(os.environ.get("EMBER_DISTRIBUTED_TIMEOUT", DEFAULT_TIMEOUT))
     if backend is None:
-        backend = "mpi" if _launched_by_mpi() else "local"
+        backend = os.environ.get("EMBER_DISTRIBUTED_BACKEND") or (
+            "mpi" if _launched_by_mpi() else "local")
     if backend == "local":
         _WORLD = LocalCommunicator()
-    elif backend == "mpi":
+    elif backend in ("mpi", "nccl"):
         try:
             from mpi4py import MPI
         except ImportError:
-            raise ImportError("ember.distributed.init(backend='mpi') needs mpi4py and an MPI "
-                              "library: pip install -e \".[distributed]\" (brings mpi4py and "
+            raise ImportError(f"ember.distributed.init(backend={backend!r}) needs mpi4py and an "
+                              "MPI library: pip install -e \".[distributed]\" (brings mpi4py and "
                               "mpich)") from None
-        _WORLD = MPICommunicator(MPI.COMM_WORLD, timeout)
+        world = MPICommunicator(MPI.COMM_WORLD, timeout)
+        if backend == "nccl":
+            from ._nccl import NCCLCommunicator
+            world = NCCLCommunicator(world, timeout)
+        _WORLD = world
     else:
         raise ValueError(f"ember.distributed.init: unknown backend {backend!r} "
-                         "(expected 'mpi', 'local' or None)")
+                         "(expected 'mpi', 'nccl', 'local' or None)")
     return _WORLD
 
 

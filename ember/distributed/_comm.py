@@ -12,6 +12,7 @@ Example:
 """
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -26,25 +27,51 @@ class DistributedError(RuntimeError):
     did not call the same collectives in the same order)."""
 
 
+def is_device_array(x) -> bool:
+    """Whether `x` lives in GPU memory (a CuPy array, or anything exporting
+    `__cuda_array_interface__`): communicators must not read it as host memory."""
+    return hasattr(type(x), "__cuda_array_interface__") or hasattr(x, "__cuda_array_interface__")
+
+
+def _array(x):
+    """A buffer as an array of its own library (numpy scalars become 0-d arrays)."""
+    return x if isinstance(x, np.ndarray) or is_device_array(x) else np.asarray(x)
+
+
+def host_staged(method):
+    """Run a host-memory collective on a device array by copying it to the host and
+    the result back (an MPI library that is not CUDA-aware cannot read GPU memory;
+    the NCCL communicator avoids the copies)."""
+    @functools.wraps(method)
+    def run(self, x, *args):
+        if not is_device_array(x):
+            return method(self, x, *args)
+        import cupy
+        return cupy.asarray(method(self, cupy.asnumpy(x), *args))
+    return run
+
+
 class LocalCommunicator:
-    """The world of one process: every collective is the identity."""
+    """The world of one process: every collective is the identity (a copy, on the
+    buffer's own device)."""
     rank, size = 0, 1
     name = "local"
 
-    def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
-        return np.array(x, copy=True)
+    def allreduce(self, x, op: str):
+        return _array(x).copy()
 
-    def allgather(self, x: np.ndarray) -> np.ndarray:
-        return np.asarray(x)[None].copy()
+    def allgather(self, x):
+        return _array(x)[None].copy()
 
-    def alltoall(self, chunks: np.ndarray) -> np.ndarray:
-        return np.array(chunks, copy=True)
+    def alltoall(self, chunks):
+        return _array(chunks).copy()
 
-    def permute(self, x: np.ndarray, perm) -> np.ndarray:
-        return np.array(x, copy=True) if (0, 0) in perm else np.zeros_like(x)
+    def permute(self, x, perm):
+        x = _array(x)
+        return x.copy() if (0, 0) in perm else np.zeros_like(x)
 
-    def broadcast(self, x: np.ndarray, root: int = 0) -> np.ndarray:
-        return np.array(x, copy=True)
+    def broadcast(self, x, root: int = 0):
+        return _array(x).copy()
 
     def barrier(self) -> None:
         return None
@@ -57,7 +84,8 @@ def _raw(x: np.ndarray) -> np.ndarray:
 
 
 class MPICommunicator:
-    """Collectives over an mpi4py communicator, each bounded by `timeout` seconds."""
+    """Collectives over an mpi4py communicator, each bounded by `timeout` seconds
+    (device arrays are staged through host memory: `host_staged`)."""
     name = "mpi"
 
     def __init__(self, comm, timeout: float):
@@ -89,6 +117,7 @@ class MPICommunicator:
                 time.sleep(pause)
                 pause = min(pause * 2 + 1e-5, 1e-3)
 
+    @host_staged
     def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
         x = np.asarray(x)
         dtype = x.dtype
@@ -100,6 +129,7 @@ class MPICommunicator:
         self._wait([req], f"all-reduce ({op}) of {dtype}{list(x.shape)}")
         return out.astype(dtype, copy=False)
 
+    @host_staged
     def allgather(self, x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x)
         out = np.empty((self.size,) + x.shape, x.dtype)
@@ -107,6 +137,7 @@ class MPICommunicator:
         self._wait([req], f"all-gather of {x.dtype}{list(x.shape)}")
         return out
 
+    @host_staged
     def alltoall(self, chunks: np.ndarray) -> np.ndarray:
         chunks = np.ascontiguousarray(chunks)
         out = np.empty_like(chunks)
@@ -114,6 +145,7 @@ class MPICommunicator:
         self._wait([req], f"all-to-all of {chunks.dtype}{list(chunks.shape)}")
         return out
 
+    @host_staged
     def permute(self, x: np.ndarray, perm) -> np.ndarray:
         x = np.ascontiguousarray(x)
         out = np.zeros_like(x)
@@ -126,6 +158,7 @@ class MPICommunicator:
         self._wait(reqs, f"ppermute {list(perm)}")
         return out
 
+    @host_staged
     def broadcast(self, x: np.ndarray, root: int = 0) -> np.ndarray:
         buf = np.array(x, copy=True, order="C")
         req = self.comm.Ibcast(_raw(buf), root=root)

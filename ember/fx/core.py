@@ -374,6 +374,10 @@ class EvalTrace(Trace):
                 avals.append(a if a is not None else x.aval)
                 if device is None:
                     device = x._device
+                elif x._device is not device and device.host_buffers and not x._device.host_buffers:
+                    # an operand on a GPU wins over host ones: the GPU backend copies
+                    # host operands over, the host's impls cannot read device memory
+                    device = x._device
             elif isinstance(x, Tracer):
                 raise leaked_tracer_error(x, prim)
             else:

@@ -41,11 +41,20 @@ def register_driver(prim: Primitive, make: Callable, reference_impl: bool = True
         prim.impl = lambda *vals, **params: make(params, interpret)(*vals)
 
 
-def driver(prim: Primitive, params: dict, compile: Callable):
+def driver(prim: Primitive, params: dict, compile: Callable, xp=None):
     """A callable(*values) -> results running `prim` with bodies made by
-    `compile(closed_graph)`, or None when `prim` has no sub-graphs to drive."""
+    `compile(closed_graph)`, or None when `prim` has no sub-graphs to drive.
+    `xp` is the array namespace of the values (numpy by default; a GPU backend
+    passes CuPy so that carries and stacked outputs stay on the device).
+
+    Example:
+        >>> driver(Primitive("no_driver"), {}, interpret) is None
+        True
+    """
     make = DRIVERS.get(prim)
-    return None if make is None else make(params, compile)
+    if make is None:
+        return None
+    return make(params, compile) if xp is None else make(params, compile, xp=xp)
 
 
 def interpret(closed) -> Callable:
@@ -70,19 +79,20 @@ def call_driver(key: str) -> Callable:
     Example:
         >>> make = call_driver("graph")
     """
-    def make(params, compile):
+    def make(params, compile, xp=None):
         return compile(params[key])
     make.call_key = key   # read by `loop_spec`
     return make
 
 
-def switch_driver(params, compile):
+def switch_driver(params, compile, xp=np):
     """cond/switch: the branch the clamped index selects."""
     branches = [compile(b) for b in params["branches"]]
     last = len(branches) - 1
 
     def run(index, *ops):
-        i = int(np.clip(int(np.asarray(index)), 0, last))
+        # int() reads a rank-0 device array too (one transfer)
+        i = min(max(int(index), 0), last)
         return branches[i](*ops)
     return run
 
@@ -148,7 +158,7 @@ def _while_spec(params) -> WhileSpec:
     return WhileSpec(params["cond_graph"], params["body_graph"], params["cond_nconsts"], params["body_nconsts"])
 
 
-def while_driver(params, compile):
+def while_driver(params, compile, xp=np):
     """while_loop: the body while the condition holds (`WhileSpec`)."""
     spec = _while_spec(params)
     cond, body = compile(spec.cond), compile(spec.body)
@@ -158,11 +168,11 @@ def while_driver(params, compile):
         cc, bc, carry = list(vals[:nc]), list(vals[nc:nc + nb]), list(vals[nc + nb:])
         while bool(cond(*cc, *carry)[0]):
             carry = body(*bc, *carry)
-        return [np.asarray(c) for c in carry]
+        return [xp.asarray(c) for c in carry]
     return run
 
 
-def scan_driver(params, compile):
+def scan_driver(params, compile, xp=np):
     """scan: the body once per row of the scanned inputs, stacking the outputs (`ScanSpec`)."""
     spec = _scan_spec(params)
     body = compile(spec.body)
@@ -171,12 +181,12 @@ def scan_driver(params, compile):
 
     def run(*vals):
         consts, carry = list(vals[:nc]), list(vals[nc:nc + nk])
-        xs = [np.asarray(x) for x in vals[nc + nk:]]
-        ys = [np.empty((length,) + a.shape, dtype=a.dtype) for a in y_avals]
+        xs = [xp.asarray(x) for x in vals[nc + nk:]]
+        ys = [xp.empty((length,) + a.shape, dtype=a.dtype) for a in y_avals]
         for i in (range(length - 1, -1, -1) if reverse else range(length)):
             outs = body(*consts, *carry, *[x[i] for x in xs])
             carry = outs[:nk]
             for y, o in zip(ys, outs[nk:]):
                 y[i] = o
-        return [np.asarray(c) for c in carry] + ys
+        return [xp.asarray(c) for c in carry] + ys
     return run

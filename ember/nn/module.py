@@ -838,6 +838,35 @@ class Module(HookMixin):
                     reg[n] = v
         return self
 
+    def cuda(self, device=None):
+        """Move parameters and buffers to a GPU (`device`: an index, a Device or a
+        name; default the first GPU); returns self.  Without a GPU this raises, naming
+        the devices there are (PyTorch's `module.cuda()`).
+
+        Example:
+            >>> from ember import nn
+            >>> try:
+            ...     nn.Linear(1, 1).cuda()
+            ... except RuntimeError as e:
+            ...     print("not available" in str(e))
+            True
+        """
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return self.to(device=device)
+
+    def cpu(self):
+        """Move parameters and buffers to the CPU; returns self.
+
+        Example:
+            >>> from ember import nn
+            >>> nn.Linear(1, 1).cpu().weight.device
+            cpu:0
+        """
+        return self.to(device="cpu")
+
     def float(self):
         """Cast floating-point parameters and buffers to float32.
 

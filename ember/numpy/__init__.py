@@ -49,7 +49,12 @@ from .. import ops_mixin as _ops_mixin  # noqa: E402
 from ..fx.core import Tracer as _Tracer  # noqa: E402
 
 _ops_mixin.install(_sys.modules[__name__], _Tracer)
-del _sys, _ops_mixin, _Tracer
+# concrete Arrays' operators take the memoised eager path first (_eager_memo)
+from .. import array as _array  # noqa: E402
+from . import _eager_memo  # noqa: E402
+
+_eager_memo.install(_sys.modules[__name__], _array.Array, _ops_mixin.ArrayOps)
+del _sys, _ops_mixin, _Tracer, _array
 
 # `linalg` and `fft` are separate modules (other owners); import them when present.
 import importlib.util as _ilu  # noqa: E402

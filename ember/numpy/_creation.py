@@ -16,6 +16,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import lax
 from ..array import Array, cpu_device, wrap_buffer
+from ..backends.base import Device
 from ..fx.core import ConcretizationError, Tracer, get_aval
 from ._core import asarray, broadcast_shapes, broadcast_to, ensure_array, promote_args
 from ._elementwise import abs as _abs, exp, log, pow as _pow, sign
@@ -140,6 +141,8 @@ def empty(shape, dtype=None, *, device=None, order="C"):
 def _like(x, fill_value, dtype, device, shape, op):
     a = get_aval(ensure_array(x))
     shp = a.shape if shape is None else _shape_arg(shape, op)
+    if device is None and isinstance(x, Array) and not x._device.host_buffers:
+        device = x._device   # the array API: on x's device (a GPU array's zeros stay there)
     return _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
 
 
@@ -615,12 +618,19 @@ def from_dlpack(x, /, *, device=None, copy=None):
         return _device_put(x, device)
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
-    if device is not None and str(device) not in ("cpu", str(cpu_device())):
-        raise BufferError(f"from_dlpack: device {device!r} is not available; ember arrays live "
-                          f"on {cpu_device()}")
+    from .._host import _on_gpu, from_gpu_dlpack
+    if device is not None and not isinstance(device, Device):
+        from ..backends.base import DeviceNotFoundError, lookup_device
+        try:
+            device = lookup_device(str(device), what="from_dlpack: device")
+        except DeviceNotFoundError as e:   # the array API's error for an unusable device
+            raise BufferError(f"from_dlpack: {e}") from None
+    if _on_gpu(x):   # CUDA memory (CuPy, torch): stays on its GPU, shared with copy=False
+        return from_gpu_dlpack(x, copy=copy, device=device)
     a = np.from_dlpack(x, copy=copy) if copy is False else np.array(np.from_dlpack(x), copy=True)
     _dt.canonicalize(a.dtype)
-    return wrap_buffer(a)
+    out = wrap_buffer(a, cpu_device())
+    return out if device is None else _device_put(out, device)
 
 
 def copy(a, order="K"):

@@ -14,12 +14,15 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
+from ..array import Array
 from ..fx.core import get_aval
 from ..fx.prims import convert as _cv
 from ..fx.prims import elementwise as _ew
 from ..fx.prims import shape as _sh
 from ..transforms.custom_derivatives import custom_jvp
-from ._core import asarray, broadcast_shapes, broadcast_to, promote_args
+from . import _eager_memo
+from ._core import _KIND_RANK, asarray, broadcast_shapes, broadcast_to, promote_args
+from ._eager_memo import PY_SCALAR_TYPES as _PY_SCALAR_TYPES
 from ._util import check_dtype, concrete_or_none, const, no_numpy_feature
 
 __all__ = [
@@ -133,14 +136,25 @@ _INEXACT = ("real floating", "complex floating")
 def _binary(prim, name, allowed=_NUMBOOL, to_inexact=False, doc=None):
     bind = prim.bind
 
-    def f(x1, x2, /, *, out=None):
-        if out is not None:
-            no_numpy_feature(name, out=out)
+    def general(x1, x2):
         a, b = promote_args(name, x1, x2, to_inexact=to_inexact)
         try:
             return bind(a, b)
         except TypeError:
             return _bind_checked(prim, name, allowed, a, b)
+
+    # the memoised eager path (_eager_memo), also what Array's operators are
+    fast = _eager_memo.binary_method(prim, name, to_inexact, False, general, None)
+
+    def f(x1, x2, /, *, out=None):
+        if out is not None:
+            no_numpy_feature(name, out=out)
+        if type(x1) is Array:
+            t = type(x2)
+            if t is Array or t in _PY_SCALAR_TYPES:
+                return fast(x1, x2)
+        return general(x1, x2)
+    f._eager = (prim, name, to_inexact, general)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc or (f"Elementwise `{name}` of `x1` and `x2` with array-API promotion and "
                         f"broadcasting.\n\n    Example:\n        >>> import ember.numpy as enp\n"
@@ -150,12 +164,18 @@ def _binary(prim, name, allowed=_NUMBOOL, to_inexact=False, doc=None):
 
 def _float_unary(prim, name, allowed=_INEXACT, doc=None, example=0.5):
     """A float-valued function: integer and bool inputs are promoted to a float dtype."""
+    fast = _eager_memo.unary_fast(prim)
+
     def f(x, /, *, out=None):
         if out is not None:
             no_numpy_feature(name, out=out)
         a = getattr(x, "aval", None)
-        if a is None or not (_dt.kind(a.dtype) in "fc"):
+        if a is None or _KIND_RANK.get(a.dtype, 0) < 2:   # not inexact: promote
             (x,) = promote_args(name, x, to_inexact=True)
+        elif type(x) is Array:
+            r = fast(x)
+            if r is not None:
+                return r
         return _bind_checked(prim, name, allowed, x)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc or (f"Elementwise `{name}` (integer inputs are promoted to floating point)."

@@ -23,9 +23,9 @@ from .. import profiler as _prof
 from .. import dtypes as _dt
 from .._host import from_host
 from ..array import Array, wrap_buffer
-from ..backends.base import DEFAULT_BACKEND, get_backend
+from ..backends.base import get_backend
 from ..fx.drivers import call_driver, register_driver
-from ..fx.core import (Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
+from ..fx.core import (AbstractArray, Primitive, Tracer, Zero, current_trace, eval_trace, get_aval,
                        is_undefined, tangent_aval, user_source)
 from ..fx import core as _core
 from ..fx import trace_context
@@ -164,6 +164,41 @@ def _to_operand(x):
     return y, get_aval(y)
 
 
+def _borrowed_operand(x):
+    """A numpy argument of an eager call read in place: a read-only view of its memory
+    (no copy: `jit(f)(big_numpy_array)` does not double the memory), or None where it
+    must be copied (not C-contiguous, misaligned, foreign byte order, a dtype ember
+    does not have).  Only for the duration of one call at the root trace: under a
+    transform the Array could outlive the call (a staged constant, a residual) and see
+    the caller's later writes; compiled programs never write their inputs, and outputs
+    that alias one are copied (`_unaliased`)."""
+    if type(x) is not np.ndarray:
+        return None
+    fl = x.flags
+    if not (fl.c_contiguous and fl.aligned) or not x.dtype.isnative:
+        return None
+    try:
+        d = _dt.canonicalize(x.dtype)
+    except TypeError:
+        return None
+    v = x.view()
+    v.setflags(False)
+    return wrap_buffer(v, None, AbstractArray(x.shape, d))
+
+
+def _unaliased(bufs, borrowed):
+    """`bufs` with every buffer that may share memory with a borrowed numpy argument
+    copied: an output must not change when the caller later writes its array (the
+    identity `jit(lambda x: x)`, a reshape or a slice of an input return its memory)."""
+    out = []
+    for b in bufs:
+        if type(b) is np.ndarray and any(np.may_share_memory(b, a) for a in borrowed):
+            b = b.copy()
+            b.setflags(False)
+        out.append(b)
+    return out
+
+
 def _show_static(static):
     # with types: the log must explain why 2 and 2.0 compiled twice
     return "(" + ", ".join(f"{k}={v!r}:{type(v).__name__}" for k, v in static) + ")"
@@ -221,10 +256,19 @@ class JitFunction:
             return self
         return functools.partial(self, obj)
 
-    def _operands(self, leaves, in_tree, n, nums):
+    def _operands(self, leaves, in_tree, n, nums, borrowed=None):
+        """(operands, avals) of the flattened arguments; with a `borrowed` list (an eager
+        call), numpy arrays that can be read in place are, and are appended to it."""
         ops, avals = [], []
         try:
             for x in leaves:
+                if borrowed is not None and type(x) is np.ndarray:
+                    o = _borrowed_operand(x)
+                    if o is not None:
+                        borrowed.append(x)
+                        ops.append(o)
+                        avals.append(o.aval)
+                        continue
                 o, a = _to_operand(x)
                 ops.append(o)
                 avals.append(a)
@@ -313,7 +357,9 @@ class JitFunction:
                                                            for b, a in zip(outs, entry.out_avals)])
         static, dyn_args, dyn_kwargs, nums = self._signature(args, kwargs)
         leaves, in_tree = tree_flatten((dyn_args, dyn_kwargs))
-        ops, avals = self._operands(leaves, in_tree, len(args), nums)
+        # numpy arguments of an eager call are read in place, not copied (_borrowed_operand)
+        borrowed = [] if current_trace() is _EVAL else None
+        ops, avals = self._operands(leaves, in_tree, len(args), nums, borrowed)
         backend = self.backend or self._backend_of(ops, in_tree, len(args), nums)
         # what the function traces to also depends on the default float (constructors and
         # Python floats read it) and on trace-time settings such as amp.autocast
@@ -344,12 +390,18 @@ class JitFunction:
                         self._fast_epoch = _dt.default_epoch
                     self._fast[tuple(avals)] = (exe, entry, entry.out_tree.is_leaf(), dev)
                 outs = exe(*entry.const_buffers, *[o._value for o in ops])
+                if borrowed:
+                    outs = _unaliased(outs, borrowed)
                 if self.donate_argnums:  # transforms/donation.py: delete donated arrays, reuse buffers
                     donate(args, self.donate_argnums, getattr(exe, "exe", exe), getattr(self.fun, "__name__", "fun"))
                 return tree_unflatten(entry.out_tree, [wrap_buffer(b, dev, a)
                                                        for b, a in zip(outs, entry.out_avals)])
         outs = jit_call_p.bind(*entry.consts, *ops, graph=entry.graph,
                                name=getattr(self.fun, "__name__", "fun"), backend=backend)
+        if borrowed:   # fresh Arrays of this call: an aliasing one gets its own copy
+            for o, b in zip(outs, _unaliased([o._value for o in outs], borrowed)):
+                if b is not o._value:
+                    o._value = b
         if self.donate_argnums and current_trace() is _EVAL:  # transforms/donation.py
             donate(args, self.donate_argnums, entry.graph._cache.get(backend),
                    getattr(self.fun, "__name__", "fun"))
@@ -357,13 +409,20 @@ class JitFunction:
 
     def _backend_of(self, ops, in_tree, n, nums) -> str:
         """The backend the arguments live on: that of every concrete Array among them
-        (traced values and Python data follow; none at all: the default backend)."""
+        (traced values and Python data follow, and so do host arrays when the others
+        are on one GPU backend; none at all: the default device's backend)."""
         found = None
+        found_on_host = True
         for o in ops:
             if type(o) is Array:
                 b = o._device.backend.name
+                on_host = o._device.host_buffers
                 if found is None:
-                    found = b
+                    found, found_on_host = b, on_host
+                elif b != found and on_host and not found_on_host:
+                    continue   # host arrays follow a GPU argument (copied over at the call)
+                elif b != found and found_on_host and not on_host:
+                    found, found_on_host = b, on_host
                 elif b != found:
                     names = argument_names(self.fun, in_tree, [i for i in range(n) if i not in nums],
                                            with_kwargs=True)
@@ -374,7 +433,10 @@ class JitFunction:
                         f"move them to one device first with ember.device_put(x, device), or "
                         f"pass jit(..., backend=...) to choose where it runs"
                         + (f"\n  at {user_source()}" if user_source() else ""))
-        return found or DEFAULT_BACKEND
+        if found is None:   # no array argument: where constructors put arrays (a GPU if present)
+            from ..array import default_device
+            return default_device().backend.name
+        return found
 
     def _trace(self, args, static, nums, in_tree, avals) -> _Entry:
         n = len(args)

@@ -3,6 +3,7 @@
     python _mpi_worker.py train OUT.npz        # 20 data-parallel TrainStep steps
     python _mpi_worker.py single OUT.npz       # the same steps, one process, full batch
     python _mpi_worker.py collectives OUT.npz  # psum/all_gather/ppermute/axis_index across ranks
+                                               # (on EMBER_TEST_DEVICE's arrays when set)
     python _mpi_worker.py die                  # rank 1 exits at step 5
     python _mpi_worker.py skip                 # rank 1 never joins a collective
 """
@@ -61,6 +62,8 @@ def main(argv):
         save(argv[1].replace(".npz", f".rank{r}.npz"), model, losses)
     elif what == "collectives":
         v = enp.asarray(np.arange(3, dtype=np.float32) + 10 * r)
+        if os.environ.get("EMBER_TEST_DEVICE"):     # e.g. "cuda" with EMBER_DISTRIBUTED_BACKEND=nccl
+            v = ember.device_put(v, os.environ["EMBER_TEST_DEVICE"])
         f = dist.data_parallel(lambda v: (lax.psum(v, "batch"), lax.pmax(v, "batch"),
                                           lax.all_gather(v, "batch"),
                                           lax.ppermute(v, "batch", [(0, 1), (1, 0)]),

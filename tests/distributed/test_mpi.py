@@ -45,9 +45,24 @@ def test_two_ranks_train_like_one_process_on_the_full_batch(tmp_path):
     assert ref["losses"][-1] < 0.5 * ref["losses"][0]
 
 
-def test_collectives_across_ranks(tmp_path):
+def _two_gpus() -> bool:
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() >= 2
+    except Exception:       # no CuPy, no driver, no device
+        return False
+
+
+@pytest.mark.parametrize("engine", [
+    "mpi",
+    # NCCL refuses two ranks on one GPU, so this needs a machine with two
+    pytest.param("nccl", marks=[pytest.mark.gpu, pytest.mark.skipif(
+        not _two_gpus(), reason="NCCL across ranks needs CuPy and >= 2 GPUs")]),
+])
+def test_collectives_across_ranks(tmp_path, engine):
     out = tmp_path / "c.npz"
-    p = run("collectives", str(out))
+    env = {} if engine == "mpi" else {"EMBER_DISTRIBUTED_BACKEND": "nccl", "EMBER_TEST_DEVICE": "cuda"}
+    p = run("collectives", str(out), env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     v = [np.arange(3, dtype=np.float32) + 10 * r for r in range(2)]
     for r in range(2):

@@ -104,7 +104,7 @@ lowering_of = LOWERINGS.of
 
 def supports(eq) -> bool:
     """Can the CUDA renderer handle the (fusible) equation?  Complex values,
-    convolutions (no implicit-gemm path yet), half-precision and bool scatters
+    convolutions of non-gemm dtypes, half-precision and bool scatters
     and primitives without a lowering here go to library steps.
 
     Example:
@@ -122,7 +122,8 @@ def supports(eq) -> bool:
     if n == "dot_general":
         return np.dtype(eq.outputs[0].aval.dtype) in GEMM_DTYPES
     if n == "conv_general_dilated":
-        return False
+        # im2col: the patch matrix is a map kernel, the product a cuBLAS gemm
+        return np.dtype(eq.outputs[0].aval.dtype) in GEMM_DTYPES
     if prim.kind == "scatter":
         d = np.dtype(eq.outputs[0].aval.dtype)
         return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_

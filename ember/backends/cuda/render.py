@@ -19,6 +19,9 @@ prelude.py, and the launch shape of each.
   4- and 8-byte element types; `set`, 1- and 2-byte types and serial targets
   run the updates in order in one thread (last write wins, as the reference).
 
+- `ConvKernel`: its patch-matrix map kernel (`cols`); the product is a gemm
+  of the launcher (launch.py).
+
 `GemmKernel`s (cuBLAS) and `LibraryStep`s are not kernels of this module.
 Values follow `backends/llvm`'s semantics (float16/bfloat16 stored as `__half`/
 `__nv_bfloat16`, computed in float and rounded after every primitive; IEEE
@@ -48,7 +51,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.prims.reduce import reduction_identity
-from ..kernels.loop_ir import MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
+from ..kernels.loop_ir import ConvKernel, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 from ..kernels.walk import postorder
 from .ops import LOWERINGS, _is_float, ctype, lowering_of, minmax, storage_ctype
 from .prelude import PRELUDE
@@ -504,11 +507,18 @@ def _scatter(prog, k, prefix):
     return kern, (_grid(n, BLOCK) if atomic else (1 if n else 0)), (BLOCK if atomic else 1)
 
 
-_RENDER = {MapKernel: _map, ReduceKernel: _reduce, RowKernel: _rows, ScatterKernel: _scatter}
+def _conv_patches(prog, k, prefix):
+    """A convolution's patch matrices (its `cols` map kernel); the product is the launcher's gemm."""
+    return _map(prog, k.cols, prefix)
+
+
+_RENDER = {MapKernel: _map, ReduceKernel: _reduce, RowKernel: _rows, ScatterKernel: _scatter,
+           ConvKernel: _conv_patches}
 
 
 def render_program(prog, prefix: str = "") -> CudaModule:
-    """The CUDA C module of every map, reduce, row and scatter kernel of `prog`
+    """The CUDA C module of every map, reduce, row and scatter kernel (and
+    convolution patch matrix) of `prog`
     (in program order) with each kernel's launch record; other steps (cuBLAS
     products, library steps) are the launcher's.  `prefix` starts every kernel's
     name (programs sharing one module need distinct symbols).

@@ -56,7 +56,8 @@ def cuda_target() -> Target:
         # a row group is one block per row, its members separated by __syncthreads
         row_kernels=True,
         row_aliasing=True,
-        # no implicit-gemm / im2col path yet: convolutions are library steps
-        conv_strategy=None,
+        # im2col: the patch matrices are a rendered map kernel, the product one
+        # batched cuBLAS gemm over all images (launch.py)
+        conv_strategy="im2col_per_image",
         scatter="atomic",
     )

@@ -11,11 +11,16 @@ from __future__ import annotations
 import math
 
 from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, split_row
+from .policy import _gemm_blocks
+from .runner import expression_cost, work
 
 
-def _fuse_epilogues(steps):
+def _fuse_epilogues(steps, target=None):
     """Move map kernels that read a (non-batched) product elementwise into its
-    GemmKernel, when everything else they read exists before the product."""
+    GemmKernel, when everything else they read exists before the product.  With a
+    `target`, a product that took epilogues is cut into blocks again counting their
+    work (the epilogues run per block: a one-block product would run them on one
+    thread where their own kernel would have used them all)."""
     produced_at = {}
     for i, s in enumerate(steps):
         for o in s.outputs:
@@ -40,17 +45,27 @@ def _fuse_epilogues(steps):
             g.epilogue.append(m)
             ready.add(m.out)
             taken.add(j)
+        if target is not None and g.epilogue:
+            # the runner's work units: a product's per-task work is 2 m n k / 32
+            extra = 32 * sum(work(e) * expression_cost(e.body) for e in g.epilogue)
+            g.mblock, g.nblock = _gemm_blocks(g.batch, g.m, g.n, g.k, target, extra)
     return [s for j, s in enumerate(steps) if j not in taken]
 
 
 def _row_outer(step):
     """The leading dimensions a step can share with a row group, and whether it can
-    start one (a reduction over trailing axes with a register accumulator)."""
+    start one: a reduction over trailing axes with a register accumulator, or a
+    map kernel over rows (its first axis, when it has more than one row and more
+    axes: a series of map kernels each reading the ones before at the same element,
+    a Taylor recurrence's coefficients, is then one loop over rows, one compiled
+    kernel instead of one per coefficient)."""
     if isinstance(step, ReduceKernel):
         kept = step.kept
         if kept and step.register_accumulator and kept == tuple(range(len(kept))):
             return step.space[:len(kept)]
         return None
+    if isinstance(step, MapKernel) and len(step.shape) >= 2 and step.shape[0] > 1:
+        return tuple(step.shape[:1])
     return None
 
 

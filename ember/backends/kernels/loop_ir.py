@@ -194,22 +194,28 @@ def _bounds_node(e, kids, ranges):
 
 def _split_multiple(a, n, ranges):
     """Write `a` as q*n + r with 0 <= r < n when its terms allow: returns (q, r) or None."""
+    # the terms of `a` with products distributed over sums: a reshape's flat index
+    # ((i0*3 + i1)*64 + i2) splits by 192 only as i0*192 + (i1*64 + i2)
     terms = []
-    stack = [a]
+    stack = [(a, 1)]
     while stack:
-        e = stack.pop()
+        e, m = stack.pop()
         if e[0] == "+":
-            stack.extend((e[1], e[2]))
+            stack.extend(((e[2], m), (e[1], m)))   # e[1] first: the sums keep their order
+        elif e[0] == "*":
+            stack.append((e[1], m * e[2]))
         else:
-            terms.append(e)
+            terms.append((e, m))
     q, r = [], []
-    for t in terms:
-        if t[0] == "*" and t[2] % n == 0:
-            q.append(imul(t[1], t[2] // n))
-        elif t[0] == "c" and t[1] % n == 0:
+    for t, m in terms:
+        if t[0] == "c":
+            t, m = E("c", t[1] * m), 1
+        if t[0] == "c" and t[1] % n == 0:
             q.append(E("c", t[1] // n))
+        elif t[0] != "c" and m % n == 0:
+            q.append(imul(t, m // n))
         else:
-            r.append(t)
+            r.append(imul(t, m))
     rest = E("c", 0)
     for t in r:
         rest = iadd(rest, t)
@@ -414,7 +420,10 @@ class RowKernel:
 class GemmKernel:
     """`out[i] = op(A[i]) @ op(B[i])` for `i < batch` through a gemm called from
     native code (the backend's gemm routine): `op(A)` is m x k, `op(B)` k x n, both stored row-major (A as k x m
-    when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart.  The parallel
+    when `trans_a`), batches `m*k`, `k*n`, `m*n` elements apart, starting
+    `a_offset` / `b_offset` elements into their buffers (an operand that is a
+    contiguous slice of a larger buffer, e.g. a weight matrix unpacked from a flat
+    parameter vector, is read in place).  The parallel
     range is `tasks` = batch x row blocks x column blocks; a task computes an
     `mblock` x `nblock` block of one product."""
     name: str
@@ -433,6 +442,8 @@ class GemmKernel:
     # map kernels over the product's [m, n] space that read it elementwise, run on
     # each block right after it is computed (bias, activation, update)
     epilogue: list = field(default_factory=list)
+    a_offset: int = 0
+    b_offset: int = 0
 
     @property
     def outputs(self) -> list:

@@ -58,14 +58,16 @@ def _layout_of(shape, perms):
     return None
 
 
-def _gemm_blocks(batch, m, n, k, target):
+def _gemm_blocks(batch, m, n, k, target, epilogue_flops=0):
     """(mblock, nblock): the block of one product a parallel task computes (at most
     one block per worker; of the grids with that many blocks, the one packing the
-    least, column blocks x |A| + row blocks x |B|).  On a "grid" target the
-    product is one block: its library gemm (cuBLAS) cuts the work itself."""
+    least, column blocks x |A| + row blocks x |B|).  `epilogue_flops`: the work of
+    the elementwise kernels fused onto the product's blocks, which the blocks share
+    (a tanh over a small product's output is worth its own thread).  On a "grid"
+    target the product is one block: its library gemm (cuBLAS) cuts the work itself."""
     if target.parallel_model == "grid":
         return m, n
-    want = min(target.threads, 2 * m * n * k // target.gemm_min_block_flops) // batch
+    want = min(target.threads, (2 * m * n * k + epilogue_flops) // target.gemm_min_block_flops) // batch
     best = None
     for tasks in range(max(want, 1), 0, -1):
         for r in range(1, tasks + 1):
@@ -123,3 +125,73 @@ def _split_chunks(space, axes, dtype, target):
             break
     length = -(-n0 // chunks)
     return -(-n0 // length), length
+
+
+# A stored-and-reloaded element costs about this many arithmetic nodes of a fused
+# expression (one store, one load, the kernel's loop): what materialising saves must
+# exceed it.
+STORE_RELOAD_OPS = 8
+
+
+def _concat_operands_to_store(eq, producer, materialized):
+    """The values feeding a fused concatenate that are cheaper computed once into a
+    buffer of their own.  A fused concatenate is one select per output element over
+    *every* operand's expression (a select, not a branch, so the loop vectorises),
+    so an operand costs its expression's arithmetic nodes `c` at each of the output's
+    elements, not only its own: materialising saves (size(out) - size(operand)) * c
+    and costs about size(operand) * STORE_RELOAD_OPS.  The stacked Taylor
+    coefficients y_1..y_K (the operand of one product) are such a concatenate: each
+    y_k's expression holds the recurrence of every y_j before it.
+
+    An operand's expression is counted as if the others were stored (they then are
+    read back: y_k's kernel loads y_1..y_{k-1}); movement ops count nothing and are
+    looked through, so what is stored is the computed value under an `expand_dims`.
+
+    Example:
+        >>> import ember, ember.numpy as enp, numpy as np
+        >>> from ember.fx.prims import shape as sh
+        >>> def f(x):
+        ...     ys = [x]
+        ...     for _ in range(6):
+        ...         ys.append(ys[-1] * ys[-1] + x * 0.5 - ys[-1] * x)
+        ...     return sh.concatenate([sh.expand_dims(y, (0,)) for y in ys], 0)
+        >>> g = ember.make_graph(f)(np.ones(8, np.float32)).graph
+        >>> producer = {v: e for e in g.equations for v in e.outputs}
+        >>> cat = g.equations[-1]
+        >>> len(_concat_operands_to_store(cat, producer, set(g.inputs)))
+        6
+    """
+    out_size = eq.outputs[0].aval.size
+
+    def root(v):   # the computed value under a chain of movement ops
+        while type(v) is Var and v in producer and v not in materialized:
+            p = producer[v]
+            if p.prim.kind != "movement" or len(p.inputs) != 1 or p.prim.name in ("pad", "concatenate"):
+                break
+            v = p.inputs[0]
+        return v
+
+    roots = {root(a) for a in eq.inputs if type(a) is Var}
+    stop = set(roots)
+
+    def nodes(v):  # arithmetic equations of v's fused expression, stopping at stored values
+        n, seen, stack = 0, set(), [v]
+        while stack:
+            u = stack.pop()
+            if type(u) is not Var or u in seen or u in materialized or u not in producer:
+                continue
+            seen.add(u)
+            p = producer[u]
+            if p.prim.kind != "movement":
+                n += 1
+            stack.extend(a for a in p.inputs if a not in stop or a is v)
+        return n
+
+    store = []
+    for r in roots:
+        if type(r) is not Var or r in materialized or r not in producer:
+            continue
+        size = r.aval.size
+        if (out_size - size) * nodes(r) > size * STORE_RELOAD_OPS:
+            store.append(r)
+    return store

@@ -110,7 +110,9 @@ def format_program(prog: Program) -> str:
             lines.append(f"kernel {s.name}: for each index of {list(s.space)} ({order}): "
                          f"b{s.out}[{format_index(s.target)}] {s.op}= {format_value(s.body)}{cond}")
         elif isinstance(s, GemmKernel):
-            ops = f"{'b%d^T' % s.a if s.trans_a else 'b%d' % s.a} @ {'b%d^T' % s.b if s.trans_b else 'b%d' % s.b}"
+            def operand(b, off, t):
+                return f"b{b}" + (f"[{off}:]" if off else "") + ("^T" if t else "")
+            ops = f"{operand(s.a, s.a_offset, s.trans_a)} @ {operand(s.b, s.b_offset, s.trans_b)}"
             lines.append(f"library dot_general: b{s.out} = {ops} (the target's gemm: "
                          f"{s.batch} x [{s.m}x{s.k}] @ [{s.k}x{s.n}], {s.tasks} task(s))")
             lines.extend(_format_kernel(e, f"  (on each block of {s.name})") for e in s.epilogue)

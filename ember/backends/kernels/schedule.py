@@ -18,8 +18,10 @@ Fusion rules:
   shift and normalisation) sees bit-identical values;
 - `dot_general` in the target's gemm dtypes is a `GemmKernel`: the target's gemm,
   on operands laid out as [batch, rows, k] (or transposed, which the gemm reads
-  directly); an operand in another layout is copied once by a fused map kernel,
-  and a product whose only use is a transpose is computed transposed;
+  directly), read in place at an element offset when it is a contiguous slice
+  of a buffer (weights unpacked from a flat parameter vector); an operand in
+  another layout is copied once by a fused map kernel, shared by every product
+  that reads it, and a product whose only use is a transpose is computed transposed;
 - consecutive kernels over the same leading (row) dimensions whose reads of each
   other's results stay within a row become one `RowKernel` (one pass over rows);
 - everything else (conv, sort, gather, control flow, linalg, ...) is a library
@@ -46,12 +48,13 @@ import numpy as np
 from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
 from ...fx.prims import conv as _conv, contraction as _contraction, reduce as _reduce, shape as _shape
+from .merge_products import merge_shared_operand_products
 from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, linearize, reset_interning
-from .policy import _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
+from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
 from .target import Target
 
 # the monoid each fusible reduction folds with (reduce_xor has no native combine)
@@ -74,7 +77,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         raise TypeError(f"schedule: target must be a backends.kernels.Target, got {type(target).__name__} "
                         "(a backend supplies its own, e.g. backends.llvm.kernel_target.cpu_target())")
     reset_interning()
-    closed = widen_half_products(closed, target)
+    closed = merge_shared_operand_products(widen_half_products(closed, target), target)
     g = closed.graph
     buffers: list[Buffer] = []
     buf_of: dict[Var, int] = {}
@@ -212,6 +215,11 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     for v in reversed(shared):
         if _single_root(v, consumers, kinds, materialized, absorbed) is not None:
             materialized.discard(v)
+    # a fused concatenate evaluates every operand at each of its elements: large
+    # operand expressions (stacked Taylor coefficients) are computed once instead
+    for eq in g.equations:
+        if eq.prim is _shape.concatenate_p and kinds[id(eq)] == "fuse" and eq.outputs[0].aval.size:
+            materialized.update(_concat_operands_to_store(eq, producer, materialized))
     steps = []
     counter = [0]
 
@@ -222,11 +230,19 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     def builder_for(space):
         return _ExprBuilder(producer, materialized, buf_of, space, target.index_dtype)
 
+    operand_cache = {}  # (var, perms) -> (buffer, transposed, offset): one layout copy per operand
+
     def gemm_operand(x, perms):
+        key = (x, tuple(map(tuple, perms)))
+        if type(x) is Var and key not in operand_cache:
+            operand_cache[key] = _gemm_operand(x, perms)
+        return operand_cache[key] if type(x) is Var else _gemm_operand(x, perms)
+
+    def _gemm_operand(x, perms):
         if type(x) is Var and x in materialized:
             t = _layout_of(x.aval.shape, perms)
             if t is not None:
-                return buf_of[x], t
+                return buf_of[x], t, 0
         bodies = []
         for t, perm in enumerate(perms):
             shape = tuple(x.aval.shape[p] for p in perm)
@@ -235,14 +251,16 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             for i, p in enumerate(perm):
                 inner[p] = idx[i]
             body = builder_for(shape).value(x, tuple(inner))
-            if body[0] == "load" and body[2] is linearize(idx, shape) and body[3] == x.aval.dtype:
-                return body[1], bool(t)   # a reshape of a buffer in this layout: read in place
+            offset = _in_place_offset(body, linearize(idx, shape), x.aval.dtype)
+            if offset is not None:
+                # a reshape (of a contiguous slice) of a buffer in this layout: read in place
+                return body[1], bool(t), offset
             bodies.append((shape, body))
         # a map kernel writes the operand in the [batch, rows, k] layout
         shape, body = bodies[0]
         out = add_buf(shape, x.aval.dtype, "temp")
         steps.append(MapKernel(kname("layout"), out, shape, body, sorted(expr_inputs(body))))
-        return out, False
+        return out, False, 0
 
     for eq in g.equations:
         k = kinds[id(eq)]
@@ -260,17 +278,17 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             continue
         if k == "gemm":
             plan = gemms[id(eq)]
-            a, ta = gemm_operand(eq.inputs[0], plan["lhs_perms"])
-            b, tb = gemm_operand(eq.inputs[1], plan["rhs_perms"])
+            a, ta, oa = gemm_operand(eq.inputs[0], plan["lhs_perms"])
+            b, tb, ob = gemm_operand(eq.inputs[1], plan["rhs_perms"])
             out_var = plan["out_var"]
             out = new_buf(out_var, "temp")
             m, n = plan["m"], plan["n"]
             if out_var is not eq.outputs[0]:
                 # C^T = op(B)^T op(A)^T
-                a, b, ta, tb, m, n = b, a, not tb, not ta, n, m
+                a, b, ta, tb, oa, ob, m, n = b, a, not tb, not ta, ob, oa, n, m
             mblock, nblock = _gemm_blocks(plan["batch"], m, n, plan["k"], target)
             steps.append(GemmKernel(kname("gemm"), out, a, b, out_var.aval.dtype, plan["batch"], m, n,
-                                    plan["k"], ta, tb, mblock, nblock))
+                                    plan["k"], ta, tb, mblock, nblock, a_offset=oa, b_offset=ob))
             continue
         if id(eq) in absorbed:
             continue
@@ -298,7 +316,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
             out = new_buf(v, "temp")
             steps.append(MapKernel(kname(eq.prim.name), out, shape, body, sorted(expr_inputs(body))))
     if fuse_rows and target.gemm_epilogues:
-        steps = _fuse_epilogues(steps)
+        steps = _fuse_epilogues(steps, target)
     if fuse_rows and target.row_kernels:
         steps = _fuse_rows(steps)
         if target.row_aliasing:
@@ -310,6 +328,23 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         else:
             outputs.append(buf_of[a])
     return Program(buffers, inputs, consts, steps, outputs)
+
+
+def _in_place_offset(body, lin, dtype):
+    """The element offset at which `body` reads a buffer in row-major order over the
+    operand's space (`load(b, lin)` or `load(b, c + lin)`), or None when it does not
+    (a gather, a broadcast, another layout or dtype, or any computation)."""
+    if body[0] != "load" or body[3] != dtype:
+        return None
+    ix = body[2]
+    if ix is lin:
+        return 0
+    if ix[0] == "+":
+        if ix[1][0] == "c" and ix[2] is lin and ix[1][1] >= 0:
+            return int(ix[1][1])
+        if ix[2][0] == "c" and ix[1] is lin and ix[2][1] >= 0:
+            return int(ix[2][1])
+    return None
 
 
 def _single_root(v, consumers, kinds, materialized, absorbed):

@@ -263,8 +263,10 @@ class ProductEmitter:
             return lo, b.select(b.icmp_signed("<", cnt, c64(block)), cnt, c64(block))
 
         def block(bi, r0, rows, c0, cols):
-            a_off = b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk)))
-            b_off = b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1)))
+            a_off = b.add(b.add(b.mul(bi, c64(m * kk)), b.mul(r0, c64(1 if k.trans_a else kk))),
+                          c64(k.a_offset))
+            b_off = b.add(b.add(b.mul(bi, c64(kk * n)), b.mul(c0, c64(kk if k.trans_b else 1))),
+                          c64(k.b_offset))
             c_off = b.add(b.add(b.mul(bi, c64(m * n)), b.mul(r0, c64(n))), c0)
             ab, bb, cb = b.gep(A, [a_off], inbounds=True), b.gep(B, [b_off], inbounds=True), b.gep(C, [c_off], inbounds=True)
             report = product(k.trans_a, k.trans_b, rows, cols, kk, ab, lda, bb, ldb, cb, n)

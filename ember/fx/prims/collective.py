@@ -112,23 +112,26 @@ axis_index_p.abstract_eval = lambda *, axis_name: (
 
 # --- impls: a process axis's communicator ------------------------------------------
 
-psum_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "psum").allreduce(np.asarray(x), "sum")
-pmax_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmax").allreduce(np.asarray(x), "max")
-pmin_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmin").allreduce(np.asarray(x), "min")
+# Buffers go to the communicator as they are (numpy arrays, or device arrays on a
+# GPU backend): the communicator decides how to move them (MPI from host memory,
+# NCCL from device memory), so nothing here converts.
+psum_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "psum").allreduce(x, "sum")
+pmax_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmax").allreduce(x, "max")
+pmin_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmin").allreduce(x, "min")
 all_gather_p.impl = lambda x, *, axis_name, axis: np.moveaxis(
-    _process_comm(axis_name, "all_gather").allgather(np.asarray(x)), 0, axis)
+    _process_comm(axis_name, "all_gather").allgather(x), 0, axis)
 
 
 def _all_to_all_impl(x, *, axis_name, split_axis, concat_axis):
     comm = _process_comm(axis_name, "all_to_all")
-    chunks = np.moveaxis(np.asarray(x), split_axis, 0)          # chunk j goes to member j
-    received = comm.alltoall(np.ascontiguousarray(chunks))       # received[j] came from member j
+    # np.moveaxis dispatches to the buffer's own library (__array_function__)
+    chunks = np.moveaxis(x, split_axis, 0)                        # chunk j goes to member j
+    received = comm.alltoall(chunks)                             # received[j] came from member j
     return np.moveaxis(received, 0, concat_axis)
 
 
 all_to_all_p.impl = _all_to_all_impl
-ppermute_p.impl = lambda x, *, axis_name, perm: _process_comm(axis_name, "ppermute").permute(
-    np.asarray(x), perm)
+ppermute_p.impl = lambda x, *, axis_name, perm: _process_comm(axis_name, "ppermute").permute(x, perm)
 axis_index_p.impl = lambda *, axis_name: np.asarray(_process_comm(axis_name, "axis_index").rank,
                                                     dtype=np.int32)
 

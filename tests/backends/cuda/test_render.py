@@ -163,9 +163,13 @@ def test_declared_library_steps_are_not_kernels():
     prog, mod = _render(lambda x: lax.digamma(lax.exp(x)) + 1.0, np.ones(5, np.float32))
     assert [type(s).__name__ for s in prog.steps] == ["MapKernel", "LibraryStep", "MapKernel"]
     assert len(mod.kernels) == 2 and "digamma" not in mod.functions
-    # convolutions have no CUDA path yet
+    # convolutions of gemm dtypes: the patch matrix kernel (the product is cuBLAS's);
+    # others are library steps
+    prog, mod = _render(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"),
+                        np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32))
+    assert [type(s).__name__ for s in prog.steps] == ["ConvKernel"] and "im2col" in mod.kernels[0].name
     prog, _ = _render(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME"),
-                      np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32))
+                      np.ones((1, 2, 5, 5), np.int32), np.ones((3, 2, 3, 3), np.int32))
     assert any(isinstance(s, LibraryStep) and s.eq.prim.name == "conv_general_dilated" for s in prog.steps)
 
 
@@ -188,6 +192,7 @@ def test_importing_ember_and_the_renderer_loads_no_cuda_library():
             "from ember.backends.cuda.render import render_program\n"
             "from ember.backends.cuda import nvrtc\n"
             "from ember.backends.cuda.target import cuda_target\n"
+            "from ember.backends.cuda import executable, launch, library, runtime\n"
             "from ember.backends.kernels import schedule\n"
             "render_program(schedule(ember.make_graph(lax.exp)(np.ones(3, np.float32)), cuda_target()))\n"
             "bad = [m for m in sys.modules if m.split('.')[0] in ('cupy', 'cuda')]\n"
@@ -203,7 +208,8 @@ def test_the_cuda_target_declares_what_the_renderer_cannot_lower():
     assert not (set(cuda_ops.LOWERINGS) & LIBRARY)
 
 
-@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc"])
+@pytest.mark.parametrize("name", ["ops", "target", "render", "prelude", "nvrtc", "runtime", "library", "launch", "module_cache",
+                                  "executable"])
 def test_docstring_examples_of_the_cuda_modules_run(name):
     # tests/test_docstring_examples.py leaves out modules named *.cuda*; these
     # import no CUDA library, so their examples run here
