@@ -14,7 +14,7 @@ Example:
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -81,6 +81,7 @@ def call_driver(key: str) -> Callable:
     """
     def make(params, compile, xp=None):
         return compile(params[key])
+    make.call_key = key   # read by `loop_spec`
     return make
 
 
@@ -96,10 +97,72 @@ def switch_driver(params, compile, xp=np):
     return run
 
 
+class ScanSpec(NamedTuple):
+    """What a scan does, read from its params: the operands are `num_consts`
+    consts, `num_carry` carries and the scanned inputs (xs); `body(consts, carry,
+    x_i) -> (carry, y_i)` runs for i = 0 .. length-1 (length-1 .. 0 if `reverse`),
+    its y_i stacked along a new leading axis; the results are the final carry and
+    the stacked ys.  Every backend's scan (the driver below, the LLVM backend's
+    native loops) follows this description."""
+    body: object
+    num_consts: int
+    num_carry: int
+    length: int
+    reverse: bool
+
+
+class CallSpec(NamedTuple):
+    """A primitive that runs `graph` once (jit_call, remat, custom rules' calls):
+    its operands are the graph's inputs and its results the graph's outputs."""
+    graph: object
+
+
+class WhileSpec(NamedTuple):
+    """What a while_loop does: the operands are `cond_nconsts` consts of `cond`,
+    `body_nconsts` consts of `body`, then the carries; while `cond(cconsts,
+    carry)` (a bool scalar) holds, `carry = body(bconsts, carry)`; the result is
+    the final carry (the initial one if the condition is false at once)."""
+    cond: object
+    body: object
+    cond_nconsts: int
+    body_nconsts: int
+
+
+def loop_spec(prim: Primitive, params: dict):
+    """The `ScanSpec` / `WhileSpec` of a loop primitive's equation, the
+    `CallSpec` of a single call of a sub-graph, or None for other primitives
+    (cond/switch, whose branch is chosen at run time, included).
+
+    Example:
+        >>> import ember, numpy as np
+        >>> g = ember.make_graph(lambda c: ember.scan(lambda c, x: (c + x, c), c, np.ones(3, np.float32)))(0.0)
+        >>> eq = next(e for e in g.equations if e.prim.name == "scan")
+        >>> s = loop_spec(eq.prim, eq.params); (type(s).__name__, s.num_carry, s.length, s.reverse)
+        ('ScanSpec', 1, 3, False)
+    """
+    make = DRIVERS.get(prim)
+    if make is scan_driver:
+        return _scan_spec(params)
+    if make is while_driver:
+        return _while_spec(params)
+    key = getattr(make, "call_key", None)
+    return None if key is None else CallSpec(params[key])
+
+
+def _scan_spec(params) -> ScanSpec:
+    return ScanSpec(params["body"], params["num_consts"], params["num_carry"], params["length"],
+                    bool(params["reverse"]))
+
+
+def _while_spec(params) -> WhileSpec:
+    return WhileSpec(params["cond_graph"], params["body_graph"], params["cond_nconsts"], params["body_nconsts"])
+
+
 def while_driver(params, compile, xp=np):
-    """while_loop: the body while the condition holds."""
-    cond, body = compile(params["cond_graph"]), compile(params["body_graph"])
-    nc, nb = params["cond_nconsts"], params["body_nconsts"]
+    """while_loop: the body while the condition holds (`WhileSpec`)."""
+    spec = _while_spec(params)
+    cond, body = compile(spec.cond), compile(spec.body)
+    nc, nb = spec.cond_nconsts, spec.body_nconsts
 
     def run(*vals):
         cc, bc, carry = list(vals[:nc]), list(vals[nc:nc + nb]), list(vals[nc + nb:])
@@ -110,10 +173,11 @@ def while_driver(params, compile, xp=np):
 
 
 def scan_driver(params, compile, xp=np):
-    """scan: the body once per row of the scanned inputs, stacking the outputs."""
-    body = compile(params["body"])
-    nc, nk, length, reverse = params["num_consts"], params["num_carry"], params["length"], params["reverse"]
-    y_avals = params["body"].out_avals[nk:]
+    """scan: the body once per row of the scanned inputs, stacking the outputs (`ScanSpec`)."""
+    spec = _scan_spec(params)
+    body = compile(spec.body)
+    nc, nk, length, reverse = spec.num_consts, spec.num_carry, spec.length, spec.reverse
+    y_avals = spec.body.out_avals[nk:]
 
     def run(*vals):
         consts, carry = list(vals[:nc]), list(vals[nc:nc + nk])

@@ -350,9 +350,11 @@ def kernel_names(prog) -> list[str]:
                                                           ScatterKernel, GemmKernel))]
 
 
-def render_program(prog, module_name: str) -> tuple[str, list[str]]:
+def render_program(prog, module_name: str, hot: bool = False) -> tuple[str, list[str]]:
     """LLVM IR text for every kernel of `prog`, and the kernel names.  Kernels
-    find their buffers in one pointer table indexed by buffer id."""
+    find their buffers in one pointer table indexed by buffer id.  In a `hot`
+    program (a loop body) small matrix products are written out
+    (products.`_small_product`) instead of calling the packed gemm."""
     module = ir.Module(name=module_name)
     names = []
     for step in prog.steps:
@@ -368,7 +370,9 @@ def render_program(prog, module_name: str) -> tuple[str, list[str]]:
         elif isinstance(step, ScatterKernel):
             KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_scatter(step)
         elif isinstance(step, GemmKernel):
-            KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_gemm(step)
+            em = KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers)
+            em.small_products = hot
+            em.emit_gemm(step)
         else:
             continue
         names.append(step.name)

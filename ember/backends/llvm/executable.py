@@ -5,7 +5,9 @@ its kernels to LLVM IR in one module, compiles it (disk-cached, looked up by a
 fingerprint of the scheduled program so a hit builds no IR), and returns a
 `NativeExecutable` whose call runs the steps in order: kernels (fused loops,
 BLAS products, convolutions, scatters) through prepared ctypes calls, large
-ones split over the native worker pool (pool.py); library steps on the host
+ones split over the native worker pool (pool.py); scan and while_loop as
+native loops (native_loops.py: the loop code interpreter called like a kernel)
+when their bodies allow, else library steps on the host
 (`kernels.runner.host_library_step`: the numpy impl, or the shared
 control-flow driver with its bodies compiled here).  The arena plan,
 reduction inits and work estimates are the neutral `kernels.runner`'s; this
@@ -44,9 +46,10 @@ from ... import config
 from ..base import Executable
 from ..kernels import (ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, fingerprint,
                        format_program, schedule)
-from ..kernels.runner import KERNELS, host_library_step, parallel_range, plan_arena, reduction_inits, work
-from . import blas, packed_gemm
+from ..kernels.runner import KERNELS, parallel_range, plan_arena, reduction_inits, work
+from . import blas, loop_vm, packed_gemm
 from .codegen import kernel_names, render_program
+from .native_loops import LoopFallback, NativeLoop, bind_library_step
 from .fingerprint import generator_fingerprint
 from .compiler import compile_ir, compile_lazy
 from .pool import get_native_pool
@@ -58,9 +61,11 @@ from .runtime import KernelLauncher, num_threads
 # worker pool (pool.py).
 MIN_PER_THREAD = 1 << 16
 # Programs whose largest kernel is smaller than this are compiled without
-# optimisation: O3 costs ~10x the compile time and buys nothing measurable on
-# a few thousand elements, while tests and small models compile many of them.
-SMALL_PROGRAM = 1 << 14
+# optimisation: O3 costs ~4x the compile time (0.05 -> 0.19 s for a few kernels),
+# while tests and small models compile many tiny programs.  From a few thousand
+# elements on it pays: a 64x64 map took 20 us at O0 and 0.18 us at O3 (O1 is
+# no better than O0: it does not vectorise), a tanh + row sum 155 vs 10-14 us.
+SMALL_PROGRAM = 1 << 12
 # Output arrays of at least this many bytes are reused across calls once the
 # caller has dropped them (smaller ones come from malloc's free lists anyway).
 RECYCLE_BYTES = 1 << 17
@@ -86,25 +91,25 @@ def _data_offset():
 
 DATA_OFFSET = _data_offset()
 
-_K_INLINE, _K_PARALLEL, _LIB = range(3)
+_K_INLINE, _K_PARALLEL, _LIB, _K_LOOP = range(4)   # _K_LOOP: a native loop (native_loops.py)
 
 
 class _Step:
     """What one step needs at run time (shared by every state of an executable)."""
     __slots__ = ("kind", "fn", "addr", "total", "min_rows", "init", "inputs", "outputs", "multiple", "addr_out",
-                 "step")   # step: the program step it runs (ember.profiler names and costs it)
+                 "loop", "step")   # step: the program step it runs (ember.profiler names and costs it)
 
 
 class _State:
     """The per-call machinery: pointer table, buffer views, arena and bound calls.
     One is kept per executable and reused; concurrent calls build their own."""
-    __slots__ = ("table", "argp", "views", "arena", "holders", "calls", "recycled", "run")
+    __slots__ = ("table", "argp", "views", "arena", "holders", "calls", "recycled", "run", "loops")
 
 
 class NativeExecutable(Executable):
     """Runs a scheduled program: see the module docstring."""
 
-    def __init__(self, program, addresses, module=None):
+    def __init__(self, program, addresses, module=None, hot=False):
         self.program = program
         self._module = module  # keeps the compiled code alive
         self.n_buffers = len(program.buffers)
@@ -114,8 +119,13 @@ class NativeExecutable(Executable):
         out_ids = {o for o in program.outputs if not isinstance(o, tuple)}
         read_by_kernel = set()
         kernel_out, lib_out = {}, {}
+        # library steps bound first: a native loop runs like a kernel (its results
+        # are buffers of this program, its operands read through the table)
+        bound = {i: bind_library_step(step, _compile_hot if hot else compile_graph, _compile_hot)
+                 for i, step in enumerate(program.steps) if not isinstance(step, KERNELS)}
+        loops = {i for i, fn in bound.items() if isinstance(fn, NativeLoop) and DATA_OFFSET is not None}
         for i, step in enumerate(program.steps):
-            if isinstance(step, KERNELS):
+            if isinstance(step, KERNELS) or i in loops:
                 read_by_kernel.update(step.inputs)
                 for o in step.outputs:
                     kernel_out.setdefault(o, i)  # the first writer allocates it
@@ -132,10 +142,14 @@ class NativeExecutable(Executable):
 
         self._steps = []
         gemm = False
-        for step in program.steps:
+        for i, step in enumerate(program.steps):
             d = _Step()
             d.step = step
-            if isinstance(step, KERNELS):
+            if i in loops:
+                d.kind, d.loop = _K_LOOP, bound[i]
+                d.addr, d.fn = loop_vm.loop_address(), loop_vm.loop_function()
+                d.total, d.init, d.outputs = 1, [], step.outputs
+            elif isinstance(step, KERNELS):
                 d.addr = addresses[step.name]
                 d.fn = KernelLauncher(d.addr, 1)._fn
                 d.total, row_work = parallel_range(step)
@@ -148,7 +162,7 @@ class NativeExecutable(Executable):
                 d.kind = _K_INLINE if d.total < 2 * d.min_rows or num_threads() <= 1 else _K_PARALLEL
             else:
                 d.kind = _LIB
-                d.fn = host_library_step(step, compile_graph)
+                d.fn = bound[i]
                 d.inputs = step.args
                 d.outputs = step.outputs
                 d.multiple = step.eq.prim.multiple_results
@@ -182,6 +196,7 @@ class NativeExecutable(Executable):
             self._bind(st, b, np.ndarray(bufs[b].shape, bufs[b].dtype, buffer=st.arena, offset=off))
         for b, c in self.const_slots:
             self._bind(st, b, c)
+        st.loops = []
         st.calls = [self._make_call(st, d) for d in self._steps]
         st.run = self._make_runner(st) if st.holders is None else functools.partial(self._run, st)
         return st
@@ -252,6 +267,10 @@ class NativeExecutable(Executable):
         argp = st.argp
         if d.kind == _LIB:
             return functools.partial(_run_library, self, st, d)
+        if d.kind == _K_LOOP:
+            loop = d.loop.kernel_state()   # code and slots of this state's own
+            st.loops.append(loop)
+            return functools.partial(d.fn, loop.code.ctypes.data, loop.slots.ctypes.data, argp)
         fn, total = d.fn, d.total
         if d.kind == _K_INLINE:
             call = functools.partial(fn, 0, total, argp)
@@ -325,6 +344,25 @@ class NativeExecutable(Executable):
                     outs[j] = np.array(outs[j], copy=True)
         return outs
 
+    def loop_paths(self) -> list:
+        """(primitive name, "native" or "fallback: <reason>") for each scan,
+        while_loop and call of a sub-graph (jit_call, remat, custom rules) of this
+        program (native_loops.py), in program order.
+
+        Example:
+            >>> import ember, numpy as np
+            >>> g = ember.make_graph(lambda x: ember.fori_loop(0, 3, lambda i, v: v * 2.0, x))(np.float32(1))
+            >>> compile_graph(g).loop_paths()
+            [('scan', 'native')]
+        """
+        out = []
+        for d in self._steps:
+            if d.kind == _K_LOOP or isinstance(d.fn, NativeLoop):
+                out.append((d.step.eq.prim.name, "native"))
+            elif isinstance(d.fn, LoopFallback):
+                out.append((d.step.eq.prim.name, "fallback: " + d.fn.reason))
+        return out
+
     def close(self):
         """Drop the arena kept between calls (it is rebuilt on the next call)."""
         with self._lock:
@@ -382,32 +420,38 @@ def _host(c):
     return v if v is not None else np.asarray(c)
 
 
-def compile_graph(closed, target=None) -> NativeExecutable:
+def compile_graph(closed, target=None, hot=False) -> NativeExecutable:
     """Schedule, render and compile a closed graph for this CPU (under `target`,
-    by default `kernel_target.cpu_target()`)."""
+    by default `kernel_target.cpu_target()`).  A `hot` graph (a loop body, run
+    many times per call) is optimised however small its kernels are, and so are
+    the sub-graphs of its library steps."""
     prog = schedule(closed, cpu_target() if target is None else target)
     if config.dump_kernels():
         print(f"[ember] program for {len(closed.equations)} equations:\n{format_program(prog)}",
               file=sys.stderr)
     names = kernel_names(prog)
     if not names:
-        return NativeExecutable(prog, {})
+        return NativeExecutable(prog, {}, hot=hot)
     loops = []
     for s in prog.steps:
         loops.extend(s.members if isinstance(s, RowKernel) else [s.cols] if isinstance(s, ConvKernel)
                      else s.epilogue if isinstance(s, GemmKernel)
                      else [s] if isinstance(s, (MapKernel, ReduceKernel, ScatterKernel)) else [])
     work_max = max((work(m) for m in loops), default=0)
-    opt = 3 if work_max >= SMALL_PROGRAM else 0
+    opt = 3 if work_max >= SMALL_PROGRAM or hot else 0
     symbols = blas.SYMBOLS if packed_gemm.use_blas() else packed_gemm.SYMBOLS
     externals = sorted({symbols[np.dtype(s.dtype)] for s in prog.steps if isinstance(s, (GemmKernel, ConvKernel))})
     try:
-        source = fingerprint(prog) + "\n" + generator_fingerprint()
+        source = fingerprint(prog) + "\n" + generator_fingerprint() + ("\nhot" if hot else "")
     except OSError:  # the generator's sources cannot be read: key by the IR itself
         source = None
     # a fixed module name keeps the IR text, and so the disk-cache key, deterministic
     if source is None:
-        cm = compile_ir(render_program(prog, "ember")[0], names, opt=opt)
+        cm = compile_ir(render_program(prog, "ember", hot)[0], names, opt=opt)
     else:
-        cm = compile_lazy(source, lambda: render_program(prog, "ember")[0], names, opt=opt, externals=externals)
-    return NativeExecutable(prog, {n: cm[n] for n in names}, cm)
+        cm = compile_lazy(source, lambda: render_program(prog, "ember", hot)[0], names, opt=opt, externals=externals)
+    return NativeExecutable(prog, {n: cm[n] for n in names}, cm, hot=hot)
+
+
+def _compile_hot(closed) -> NativeExecutable:
+    return compile_graph(closed, hot=True)

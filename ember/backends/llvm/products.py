@@ -19,9 +19,24 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ...fx.prims.contraction import overflow_exponent as _overflow_exponent
-from . import blas, packed_gemm
+from . import blas, packed_gemm, target
 from .ops import F64, I32, I64, compute_type
 from .values import _key_type
+
+
+# Small products in hot programs (loop bodies) are written out (`_small_product`):
+# at most this many multiply-adds, at most this many elements of an operand packed
+# on the stack, C at least this wide to run along its rows, and a row (column)
+# of at most this many elements (it lives in registers).
+SMALL_FLOPS = 1 << 15
+SMALL_PACK = 1 << 13
+SMALL_ROW_MIN = 8
+SMALL_MAX_RUN = 64
+
+
+def packed_gemm_depth() -> int:
+    """The packed gemm's K slice: up to it, its sums run in k order from zero."""
+    return packed_gemm.GemmConfig.kc
 
 
 class ProductEmitter:
@@ -53,12 +68,188 @@ class ProductEmitter:
                         b.load(b.gep(exps, [ir.Constant(I32, 0), ir.Constant(I32, 1)], inbounds=True)))
         return emit
 
+    def _small_product(self, dt, M, N, K):
+        """`_product`'s ``emit`` for a whole small product (a loop body's, in a
+        hot program), written out: for each row of C (or, when C is fewer than
+        `SMALL_ROW_MIN` columns wide, each column) a loop over k carries the row
+        in vector registers and adds a broadcast element of op(A) times a row of
+        op(B) (a column of op(A) times an element of op(B)) with
+        ``llvm.fmuladd``.  Every element is summed in k order from +0, which is
+        the packed gemm's arithmetic for k up to its depth slice, so the values
+        are the same.  Rows of op(B) (columns of op(A)) that are strided in
+        memory are copied to the stack first.  A packed gemm call costs ~1 us,
+        ~4 us for a 64x64 matrix-vector product, mostly packing and padding.
+        A row-major op(A) times a contiguous column (a matrix-vector product)
+        runs as dot products with vector partial sums instead (the transposing
+        copy would cost more than the product): the one form whose rounding can
+        differ from the packed gemm's, as any other accumulation order.
+        Returns what the packed gemm reports, from flat scans of the operands."""
+        b = self.b
+        ty = compute_type(dt)
+        lanes = max(1, target.vector_bits() // (8 * dt.itemsize))
+        vty = ir.VectorType(ty, lanes)
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+        i0 = ir.Constant(ir.IntType(32), 0)
+        vfma = self.m.globals.get(f"llvm.fmuladd.v{lanes}{'f32' if ty != F64 else 'f64'}")
+        if vfma is None:
+            vfma = ir.Function(self.m, ir.FunctionType(vty, [vty] * 3),
+                               name=f"llvm.fmuladd.v{lanes}{'f32' if ty != F64 else 'f64'}")
+
+        def elem(p, ld, trans, i, j):   # element (i, j) of op(p), stored row-major with stride ld
+            return b.gep(p, [b.add(b.mul(j, c64(ld)), i) if trans else b.add(b.mul(i, c64(ld)), j)], inbounds=True)
+
+        def stack(n):
+            arr = self._alloca(ir.ArrayType(ty, n))
+            return lambda idx: b.gep(arr, [i0, idx], inbounds=True)
+
+        def vload(p):
+            return b.load(b.bitcast(p, vty.as_pointer()), align=dt.itemsize)
+
+        def vstore(v, p):
+            b.store(v, b.bitcast(p, vty.as_pointer()), align=dt.itemsize)
+
+        def sweep(width, depth, scalar_at, run_at, out_at):
+            """out[x] = sum over t < depth of scalar(t) * run(t)[x] for x < width,
+            the run in registers: `lanes`-wide vectors, then scalars."""
+            nvec, tail = divmod(width, lanes)
+            pre = b.block
+            head = self.fn.append_basic_block("small.k")
+            exit_ = self.fn.append_basic_block("small.k.exit")
+            b.branch(head)
+            b.position_at_end(head)
+            t = b.phi(I64, "t")
+            t.add_incoming(c64(0), pre)
+            accs = []
+            for q in range(nvec + tail):
+                phi = b.phi(vty if q < nvec else ty)
+                phi.add_incoming(ir.Constant(phi.type, None) if q < nvec else ir.Constant(ty, 0.0), pre)
+                accs.append(phi)
+            s = b.load(scalar_at(t))
+            splat = b.shuffle_vector(b.insert_element(ir.Constant(vty, ir.Undefined), s, i0),
+                                     ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), lanes),
+                                                                                  [0] * lanes))
+            new = []
+            for q, acc in enumerate(accs):
+                if q < nvec:
+                    new.append(b.call(vfma, [splat, vload(run_at(t, c64(q * lanes))), acc]))
+                else:
+                    x = nvec * lanes + q - nvec
+                    new.append(self.intrinsic("llvm.fmuladd", ty, [s, b.load(run_at(t, c64(x))), acc]))
+            nxt = b.add(t, c64(1))
+            for acc, v in zip(accs, new):
+                acc.add_incoming(v, b.block)
+            t.add_incoming(nxt, b.block)
+            b.cbranch(b.icmp_signed("<", nxt, c64(depth)), head, exit_)
+            b.position_at_end(exit_)
+            for q, v in enumerate(new):
+                if q < nvec:
+                    vstore(v, out_at(c64(q * lanes)))
+                else:
+                    b.store(v, out_at(c64(nvec * lanes + q - nvec)))
+
+        def dot(pa, pb):
+            """sum over t < K of pa[t] * pb[t]: `lanes`-wide partial sums, then a
+            pairwise horizontal sum, then the remaining terms in order."""
+            nvec = K // lanes
+            acc = ir.Constant(vty, None)
+            if nvec:
+                pre = b.block
+                head = self.fn.append_basic_block("small.dot")
+                exit_ = self.fn.append_basic_block("small.dot.exit")
+                b.branch(head)
+                b.position_at_end(head)
+                q = b.phi(I64, "q")
+                q.add_incoming(c64(0), pre)
+                phi = b.phi(vty)
+                phi.add_incoming(acc, pre)
+                off = b.mul(q, c64(lanes))
+                new = b.call(vfma, [vload(b.gep(pa, [off], inbounds=True)), vload(b.gep(pb, [off], inbounds=True)),
+                                    phi])
+                nxt = b.add(q, c64(1))
+                phi.add_incoming(new, b.block)
+                q.add_incoming(nxt, b.block)
+                b.cbranch(b.icmp_signed("<", nxt, c64(nvec)), head, exit_)
+                b.position_at_end(exit_)
+                acc = new
+            width = lanes
+            while width > 1:
+                width //= 2
+                lo = b.shuffle_vector(acc, ir.Constant(vty, ir.Undefined),
+                                      ir.Constant(ir.VectorType(ir.IntType(32), lanes),
+                                                  [i + width if i < width else i for i in range(lanes)]))
+                acc = b.fadd(acc, lo)
+            total = b.extract_element(acc, i0)
+            for t in range(nvec * lanes, K):
+                total = self.intrinsic("llvm.fmuladd", ty, [b.load(b.gep(pa, [c64(t)], inbounds=True)),
+                                                            b.load(b.gep(pb, [c64(t)], inbounds=True)), total])
+            return total
+
+        def report(A, B, C):
+            """What the packed gemm reports (`_product`), by flat scans of the whole
+            operands and result (contiguous: the product is one block)."""
+            flag = self._alloca(I32)
+            b.store(ir.Constant(I32, 0), flag)
+            inf = ir.Constant(ty, float("inf"))
+
+            def bad(t):
+                x = b.load(b.gep(C, [t], inbounds=True))
+                nf = b.fcmp_unordered("uge", self.intrinsic("llvm.fabs", ty, [x]), inf)
+                b.store(b.or_(b.load(flag), b.zext(nf, I32)), flag)
+            self.loop(c64(0), c64(M * N), bad, "snf")
+            ea = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(M * K),
+                                                            lambda t: f(b.gep(A, [t], inbounds=True)), "sea"))
+            eb = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(K * N),
+                                                            lambda t: f(b.gep(B, [t], inbounds=True)), "seb"))
+            return b.icmp_unsigned("!=", b.load(flag), ir.Constant(I32, 0)), ea, eb
+
+        def emit(ta, tb, m, n, kk, A, lda, B, ldb, C, ldc):
+            if N >= SMALL_ROW_MIN:
+                if tb:   # op(B)'s rows are strided: copy op(B) row-major
+                    bp = stack(K * N)
+                    self.loop(c64(0), c64(N), lambda j: self.loop(c64(0), c64(K), lambda t: b.store(
+                        b.load(elem(B, ldb, True, t, j)), bp(b.add(b.mul(t, c64(N)), j))), "sp1"), "sp0")
+                    brow = lambda t, j: bp(b.add(b.mul(t, c64(N)), j))  # noqa: E731
+                else:
+                    brow = lambda t, j: elem(B, ldb, False, t, j)  # noqa: E731
+                self.loop(c64(0), c64(M), lambda i: sweep(
+                    N, K, lambda t: elem(A, lda, ta, i, t), brow, lambda j: elem(C, ldc, False, i, j)), "srow")
+            elif not ta and (tb or N == 1):
+                # rows of op(A) and columns of op(B) contiguous: each element a dot
+                # product with `lanes` partial sums (the one form here whose order
+                # differs from the packed gemm's; a transposing copy of A costs more
+                # than the product)
+                self.loop(c64(0), c64(M), lambda i: self.loop(c64(0), c64(N), lambda j: b.store(
+                    dot(elem(A, lda, False, i, c64(0)), elem(B, ldb, True, c64(0), j)),
+                    elem(C, ldc, False, i, j)), "sd1"), "sd0")
+            else:
+                if not ta:   # op(A)'s columns are strided: copy op(A) column-major
+                    ap = stack(K * M)
+                    self.loop(c64(0), c64(M), lambda i: self.loop(c64(0), c64(K), lambda t: b.store(
+                        b.load(elem(A, lda, False, i, t)), ap(b.add(b.mul(t, c64(M)), i))), "sp1"), "sp0")
+                    acol = lambda t, i: ap(b.add(b.mul(t, c64(M)), i))  # noqa: E731
+                else:
+                    acol = lambda t, i: elem(A, lda, True, i, t)  # noqa: E731
+                col = stack(M)
+
+                def column(j):
+                    sweep(M, K, lambda t: elem(B, ldb, tb, t, j), acol, col)
+                    self.loop(c64(0), c64(M), lambda i: b.store(b.load(col(i)), elem(C, ldc, False, i, j)), "sc3")
+                self.loop(c64(0), c64(N), column, "scol")
+            return report(A, B, C)
+        return emit
+
     def emit_gemm(self, k):
         """For each task t in [start, stop): one gemm call computing one block of one
         product, then the epilogue kernels on that block."""
         b = self.b
         dt = np.dtype(k.dtype)
-        product = self._product(dt)
+        if (getattr(self, "small_products", False) and tuple(k.grid) == (1, 1)
+                and k.m * k.n * k.k <= SMALL_FLOPS and k.k * max(k.m, k.n) <= SMALL_PACK
+                and (k.n if k.n >= SMALL_ROW_MIN else k.m) <= SMALL_MAX_RUN
+                and k.k <= packed_gemm_depth()):
+            product = self._small_product(dt, k.m, k.n, k.k)
+        else:
+            product = self._product(dt)
         A, B, C = self.ptrs[k.a], self.ptrs[k.b], self.ptrs[k.out]
         m, n, kk = k.m, k.n, k.k
         nr, nc = k.grid
