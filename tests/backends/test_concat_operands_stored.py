@@ -90,3 +90,44 @@ def test_gemm_blocks_count_an_expensive_epilogue():
     assert g0.tasks == 1 and g1.epilogue and g1.tasks == 2
     f = lambda a, w: enp.tanh(a @ w)  # noqa: E731
     np.testing.assert_allclose(np.asarray(ember.jit(f)(a, w)), np.tanh(a @ w), rtol=1e-12)
+
+
+def test_a_concatenate_of_many_operands_feeding_a_reduction_is_stored():
+    # fused into the sum, every element would evaluate all four operands; stored, each
+    # operand's kernel writes its slab and the sum reads one buffer
+    rng = np.random.default_rng(5)
+    parts = [rng.normal(size=(3, n)).astype(np.float32) for n in (5, 2, 4, 1)]
+    z = rng.normal(size=(3, 12)).astype(np.float32)
+    f = lambda a, b, c, d, z: enp.sum(enp.concatenate([a * 2.0, b, c + 1.0, d], 1) * z)  # noqa: E731
+    prog = schedule(ember.make_graph(f)(*parts, z), T2)
+    cats = [s for s in prog.steps if isinstance(s, MapKernel) and s.store is not None]
+    assert len(cats) == 4, [s.name for s in prog.steps]
+    got = ember.jit(f)(*parts, z)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ember.jit(f, backend="reference")(*parts, z)), rtol=1e-5)
+
+
+def test_two_operands_stay_fused_into_their_consumer():
+    a, b = np.ones((2, 3), np.float32), np.ones((2, 2), np.float32)
+    prog = schedule(ember.make_graph(lambda a, b: enp.sum(enp.concatenate([a, b], 1)))(a, b), T2)
+    assert not [s for s in prog.steps if isinstance(s, MapKernel) and s.store is not None]
+
+
+def test_a_large_expression_shared_by_a_gemm_layout_copy_is_stored_in_its_own_layout():
+    # e is used by a reduction and, transposed, by a product: computed once in its own
+    # layout; the product's layout copy reads it back transposed
+    rng = np.random.default_rng(6)
+    x = rng.normal(size=(4, 6, 8)).astype(np.float32)
+    y = rng.normal(size=(4, 6, 8)).astype(np.float32)
+    w = rng.normal(size=(6, 5)).astype(np.float32)
+
+    def f(x, y, w):
+        e = (x * y + x * x * 0.5 - y * 3.0 + x * y * y) * (x - y) + y * 0.25   # cheap ops only
+        return enp.sum(e, axis=1), enp.einsum("abc,bd->acd", e, w)        # rows (a, c), k = b
+
+    prog = schedule(ember.make_graph(f)(x, y, w), T2)
+    layouts = [s for s in prog.steps if isinstance(s, MapKernel) and "layout" in s.name]
+    assert layouts and all(s.body[0] == "load" for s in layouts), [s.body[:2] for s in layouts]
+    got = ember.jit(f)(x, y, w)
+    ref = ember.jit(f, backend="reference")(x, y, w)
+    for g_, r_ in zip(got, ref):
+        np.testing.assert_allclose(np.asarray(g_), np.asarray(r_), rtol=2e-5, atol=2e-5)

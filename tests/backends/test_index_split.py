@@ -42,3 +42,49 @@ def test_reshape_reads_native_equal_reference_and_need_no_division(shape, new):
     bodies = [s.body for s in schedule(g, cpu_target()).steps if hasattr(s, "body")]
     assert bodies and not any(_has(b, "/") or _has(b, "%") for b in bodies)
     np.testing.assert_array_equal(np.asarray(ember.jit(f)(x)), np.asarray(ember.jit(f, backend="reference")(x)))
+
+
+def test_multiples_of_the_divisor_drop_out_of_a_larger_remainder():
+    # (i0*8192 + i1) with i1 < 8192: % 256 is i1 % 256 and // 256 is i0*32 + i1 // 256
+    idx = (E("v", 0), E("v", 1))
+    ranges = {0: 16, 1: 8192}
+    flat = linearize(idx, (16, 8192))
+    assert imod(flat, 256, ranges) is E("%", E("v", 1), 256)
+    q = idiv(flat, 256, ranges)
+    assert not _has(q, "%") and _has(q, "/")
+    rng = np.random.default_rng(0)
+    for i0, i1 in zip(rng.integers(0, 16, 50), rng.integers(0, 8192, 50)):
+        a = int(i0) * 8192 + int(i1)
+        env = {0: int(i0), 1: int(i1)}
+        assert _eval(imod(flat, 256, ranges), env) == a % 256
+        assert _eval(q, env) == a // 256
+
+
+def _eval(e, env):
+    """An index expression's value at loop variables `env` (iterative)."""
+    vals, stack = {}, [(e, False)]
+    while stack:
+        x, done = stack.pop()
+        if x in vals:
+            continue
+        kids = [c for c in x[1:] if type(c) is E]
+        if not done and kids:
+            stack.append((x, True))
+            stack.extend((c, False) for c in kids)
+            continue
+        t = x[0]
+        if t == "v":
+            vals[x] = env[x[1]]
+        elif t == "c":
+            vals[x] = x[1]
+        elif t == "+":
+            vals[x] = vals[x[1]] + vals[x[2]]
+        elif t == "*":
+            vals[x] = vals[x[1]] * x[2]
+        elif t == "/":
+            vals[x] = vals[x[1]] // x[2]
+        elif t == "%":
+            vals[x] = vals[x[1]] % x[2]
+        else:
+            raise AssertionError(t)
+    return vals[e]

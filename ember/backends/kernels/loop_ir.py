@@ -192,8 +192,11 @@ def _bounds_node(e, kids, ranges):
     return None
 
 
-def _split_multiple(a, n, ranges):
-    """Write `a` as q*n + r with 0 <= r < n when its terms allow: returns (q, r) or None."""
+def _split_multiple(a, n, ranges, partial=False):
+    """Write `a` as q*n + r with 0 <= r < n when its terms allow: returns (q, r) or None.
+    With `partial`, r need only be >= 0 (and q not empty): then a // n = q + r // n and
+    a % n = r % n, which drops the multiples of n from a reshape's flat index
+    ((i0*8192 + i1) % 256 is i1 % 256)."""
     # the terms of `a` with products distributed over sums: a reshape's flat index
     # ((i0*3 + i1)*64 + i2) splits by 192 only as i0*192 + (i1*64 + i2)
     terms = []
@@ -220,7 +223,7 @@ def _split_multiple(a, n, ranges):
     for t in r:
         rest = iadd(rest, t)
     b = bounds(rest, ranges)
-    if b is None or b[0] < 0 or b[1] >= n:
+    if b is None or b[0] < 0 or (b[1] >= n and not (partial and q)):
         return None
     quot = E("c", 0)
     for t in q:
@@ -241,6 +244,9 @@ def idiv(a, n: int, ranges=None):
     split = _split_multiple(a, n, ranges) if ranges else None
     if split is not None:
         return split[0]
+    split = _split_multiple(a, n, ranges, partial=True) if ranges else None
+    if split is not None:
+        return iadd(split[0], idiv(split[1], n, ranges))
     return E("/", a, n)
 
 
@@ -257,6 +263,9 @@ def imod(a, n: int, ranges=None):
     split = _split_multiple(a, n, ranges) if ranges else None
     if split is not None:
         return split[1]
+    split = _split_multiple(a, n, ranges, partial=True) if ranges else None
+    if split is not None:
+        return imod(split[1], n, ranges)
     return E("%", a, n)
 
 

@@ -54,7 +54,7 @@ from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, iadd, linearize, reset_interning
-from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of
+from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of, STORE_RELOAD_OPS
 from .target import Target
 
 # the monoid each fusible reduction folds with (reduce_xor has no native combine)
@@ -192,6 +192,10 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
                 if (type(x) is Var and _layout_of(x.aval.shape, perms) is not None
                         and not (x in producer and producer[x].prim in _RESHAPES)):
                     materialized.add(x)
+                elif type(x) is Var:
+                    r = _shared_layout_source(x, producer, uses, materialized)
+                    if r is not None:
+                        materialized.add(r)
     shared = []   # materialised because expensive and used more than once
     for eq in g.equations:
         if kinds[id(eq)] in ("lib", "gemm", "empty") or id(eq) in absorbed:
@@ -222,6 +226,11 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         # operands share, a Taylor recurrence's earlier coefficients)
         if eq.prim is _shape.concatenate_p and kinds[id(eq)] == "fuse" and eq.outputs[0].aval.size:
             materialized.update(_concat_operands_to_store(eq, producer, materialized))
+            # fused, each element of K operands evaluates all K and K - 1 selects; stored,
+            # each operand's kernel writes its slab once (the gradient of a flat parameter
+            # vector, reduced against probes: 4 ns -> ~1 ns an element)
+            if sum(1 for a in eq.inputs if a.aval.size) >= STORED_CONCAT_OPERANDS:
+                materialized.add(eq.outputs[0])
     steps = []
     counter = [0]
 
@@ -332,6 +341,34 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         else:
             outputs.append(buf_of[a])
     return Program(buffers, inputs, consts, steps, outputs)
+
+
+def _shared_layout_source(x, producer, uses, materialized):
+    """The computed value under `x`'s movement ops when the gemm's layout copy of `x`
+    would recompute a large expression that another kernel computes too: stored in
+    its own layout once, the copy is then a transposing read of one buffer instead of
+    the whole expression evaluated at scattered indices (10 ns vs ~1 ns an element in
+    the Hutchinson estimator's backward product)."""
+    r = x
+    while (type(r) is Var and r in producer and r not in materialized and len(producer[r].inputs) == 1
+           and producer[r].prim.kind == "movement" and producer[r].prim is not _shape.pad_p):
+        r = producer[r].inputs[0]
+    if type(r) is not Var or r in materialized or r not in producer or uses.get(r, 0) < 2:
+        return None
+    n, seen, stack = 0, set(), [r]
+    while stack and n < STORE_RELOAD_OPS:
+        u = stack.pop()
+        if type(u) is not Var or u in seen or u in materialized or u not in producer:
+            continue
+        seen.add(u)
+        p = producer[u]
+        n += p.prim.kind != "movement"
+        stack.extend(p.inputs)
+    return r if n >= STORE_RELOAD_OPS else None
+
+
+# a fused concatenate of this many non-empty operands or more is stored instead
+STORED_CONCAT_OPERANDS = 3
 
 
 def _concatenate_steps(eq, kname, out, builder_for):
