@@ -117,3 +117,24 @@ def test_random_slab_layouts_match_the_reference(lengths, gap, data):
     g = ember.make_graph(f)(*xs)
     ref = run_graph_numpy(g.graph, g.consts_as_buffers(), xs)[0]
     np.testing.assert_array_equal(np.asarray(ember.jit(f)(*xs)), ref)
+
+
+@pytest.mark.parametrize("d", [0, 1])
+def test_movement_after_a_concatenate_moves_into_its_operands(d):
+    # transpose(concatenate) and a unit-axis reshape of it become concatenates of the
+    # moved operands (the full Hessian's transposed output is then written slab by slab)
+    rng = np.random.default_rng(2)
+    xs = [rng.normal(size=(3, 4) if d == 0 else (4, 3)).astype(np.float32),
+          rng.normal(size=(2, 4) if d == 0 else (4, 2)).astype(np.float32)]
+    def f(a, b):
+        c = lax.concatenate([a, b], d)
+        return lax.transpose(lax.reshape(c, (1,) + c.shape), (2, 0, 1))
+
+    g = ember.make_graph(f)(*xs)
+    s = dce(simplify(g.graph))
+    typecheck(ClosedGraph(s, g.consts, g.in_tree, g.out_tree))
+    names = [e.prim.name for e in s.equations]
+    assert names[-1] == "concatenate" and names.count("transpose") == 2 and names.count("reshape") == 2, names
+    ref = run_graph_numpy(g.graph, g.consts_as_buffers(), xs)[0]
+    np.testing.assert_array_equal(run_graph_numpy(s, g.consts_as_buffers(), xs)[0], ref)
+    np.testing.assert_array_equal(np.asarray(ember.jit(f)(*xs)), ref)

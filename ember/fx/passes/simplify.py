@@ -107,10 +107,26 @@ def _rewrite(eq, defs, prims, outputs, uses, consumer):
                      or tuple(eq.params["broadcast_dimensions"]) == ident)
                 and (name != "rev" or all(out.aval.shape[i] <= 1 for i in eq.params["dimensions"]))):
             return ("alias", x)
+    if name == "transpose":
+        inner = _producer(ins[0], defs, "concatenate")
+        if inner is not None and uses.get(ins[0], 0) == 1 and ins[0] not in outputs:
+            # a transposed concatenate is the concatenate of the transposed operands: the
+            # slabs are then written where they end up (the full Hessian's last pass)
+            perm = tuple(eq.params["permutation"])
+            new = []
+            for a in inner.inputs:
+                t = Var(AbstractArray(tuple(a.aval.shape[p] for p in perm), a.aval.dtype))
+                new.append(eq.replace(inputs=[a], outputs=[t]))
+            new.append(eq.replace(prim=prims["concatenate"], inputs=[t.outputs[0] for t in new],
+                                  params={"dimension": perm.index(inner.params["dimension"])}))
+            return ("eqs", new)
     if name == "reshape":
         inner = _producer(ins[0], defs, "reshape")
         if inner is not None:  # a reshape of a reshape is one reshape (row-major order)
             return ("eq", eq.replace(inputs=[inner.inputs[0]]))
+        cat = _producer(ins[0], defs, "concatenate")
+        if cat is not None and uses.get(ins[0], 0) == 1 and ins[0] not in outputs:
+            return _reshape_through_concatenate(eq, cat, prims)
         return None
     if name == "broadcast_in_dim" and len(ins) == 1:
         inner = _producer(ins[0], defs, "broadcast_in_dim")
@@ -186,6 +202,27 @@ def _rewrite(eq, defs, prims, outputs, uses, consumer):
             return ("eq", eq.replace(prim=prims["add"], inputs=[x, ny.inputs[0]]))
         return None
     return None
+
+
+def _reshape_through_concatenate(eq, cat, prims):
+    """A reshape that only adds or removes unit axes of a concatenate is the
+    concatenate of the reshaped operands (so a transpose after it can move through
+    too), or None."""
+    old, new_shape = tuple(cat.outputs[0].aval.shape), tuple(eq.outputs[0].aval.shape)
+    d = cat.params["dimension"]
+    kept_old = [i for i, n in enumerate(old) if n != 1]
+    kept_new = [i for i, n in enumerate(new_shape) if n != 1]
+    if [old[i] for i in kept_old] != [new_shape[i] for i in kept_new] or d not in kept_old:
+        return None
+    axis = kept_new[kept_old.index(d)]
+    parts = []
+    for a in cat.inputs:
+        shape = list(new_shape)
+        shape[axis] = a.aval.shape[d]
+        t = Var(AbstractArray(tuple(shape), a.aval.dtype))
+        parts.append(eq.replace(inputs=[a], outputs=[t], params=dict(eq.params, new_sizes=tuple(shape))))
+    cat_eq = eq.replace(prim=prims["concatenate"], inputs=[p.outputs[0] for p in parts], params={"dimension": axis})
+    return ("eqs", parts + [cat_eq])
 
 
 def _prims():
