@@ -177,7 +177,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
                 key, cur = self._order_key(v, k.op), b.load(acc)
                 b.store(b.select(b.icmp_signed(">" if k.op == "max" else "<", key, cur), key, cur), acc)
             else:
-                b.store(self.combine(k.op, b.load(acc), v, acc_dt), acc)
+                b.store(self.combine(k.op, b.load(acc), v, acc_dt, _extent(k)), acc)
 
         init = self.identity(k.op, acc_dt)
         b.store(self._order_key(init, k.op) if keyed else init, acc)
@@ -210,7 +210,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
                 idx = self.index(lin)
                 cur = self.load(k.out, lin, k.dtype)
                 cur = self.convert(cur, k.dtype, acc_dt) if k.dtype != acc_dt else cur
-                new = self.combine(k.op, cur, v, acc_dt)
+                new = self.combine(k.op, cur, v, acc_dt, _extent(k))
                 self.store(k.out, idx, self.convert(new, acc_dt, k.dtype) if k.dtype != acc_dt else new, k.dtype)
             self.nest(list(k.space), inner_all, first_parallel=0 in kept)
         b.ret_void()
@@ -273,17 +273,23 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
     def identity(self, op, dt):
         return self.const(reduction_identity(op, dt), dt)
 
-    def combine(self, op, acc, v, dt):
+    def combine(self, op, acc, v, dt, extent=None):
+        """`acc op v`; a float sum or product over `extent` elements of at least
+        ORDERED_BELOW may be reassociated (it vectorises), a shorter one adds in
+        order, so its bits do not depend on the optimisation level (a sampler's
+        normalising sum over a few categories is the same whether its program
+        compiled at O0 or O3: the docs promise bit-identical random numbers)."""
         b = self.b
         fl = _is_float(dt)
+        flags = ("reassoc",) if extent is None or extent >= ORDERED_BELOW else ()
         if acc.type == I1:
             if op in ("or", "max", "sum"):
                 return b.or_(acc, v)
             return b.and_(acc, v)
         if op == "sum":
-            return b.fadd(acc, v, flags=("reassoc",)) if fl else b.add(acc, v)
+            return b.fadd(acc, v, flags=flags) if fl else b.add(acc, v)
         if op == "prod":
-            return b.fmul(acc, v, flags=("reassoc",)) if fl else b.mul(acc, v)
+            return b.fmul(acc, v, flags=flags) if fl else b.mul(acc, v)
         if op in ("max", "min"):
             if fl:
                 return self.intrinsic("llvm.maximum" if op == "max" else "llvm.minimum", acc.type, [acc, v])
@@ -316,6 +322,18 @@ def _affine(e):
         elif t != "c":
             return None
     return out
+
+
+# float reductions over fewer elements than this add in order (see `combine`)
+ORDERED_BELOW = 64
+
+
+def _extent(k):
+    """The number of elements one output of reduction kernel `k` folds."""
+    n = 1
+    for a in k.axes:
+        n *= k.space[a]
+    return n
 
 
 def _transposed_dim(k):

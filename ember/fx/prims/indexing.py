@@ -178,44 +178,73 @@ def _gather_abstract(operand, indices, *, dimension_numbers, slice_sizes, mode, 
     return AbstractArray(shape, operand.dtype, operand.weak_type)
 
 
-def _as_int64(indices):
-    """Indices as int64; huge uint64 values saturate instead of wrapping negative."""
-    idx = np.asarray(indices)
+def as_int64(indices, xp=np):
+    """Indices as int64; huge uint64 values saturate instead of wrapping negative.
+    `xp`: the array module of the buffers (numpy here, CuPy for GPU arrays)."""
+    idx = xp.asarray(indices)
     if idx.dtype == np.uint64:
-        idx = np.minimum(idx, np.uint64(2 ** 63 - 1))
+        idx = xp.minimum(idx, np.uint64(2 ** 63 - 1))
     return idx.astype(np.int64)
 
 
-def _index_grid(op_shape, idx, index_map, obd, ibd, wdims, wshape, sizes):
+def index_grid(op_shape, idx, index_map, obd, ibd, wdims, wshape, sizes, xp=np):
     """Per operand dim, the int64 index of every (batch, window) element, with starts
-    clamped so windows fit, and a mask over the batch of windows that were in bounds."""
+    clamped so windows fit, and a mask over the batch of windows that were in bounds
+    (`xp`: the buffers' array module)."""
     bshape = idx.shape[:-1]
     nb, nw = len(bshape), len(wdims)
     full = tuple(bshape) + tuple(wshape)
-    valid = np.ones(bshape, dtype=bool)
+    valid = xp.ones(bshape, dtype=bool)
     starts = {}
     for k, d in enumerate(index_map):
         s = idx[..., k]
         hi = op_shape[d] - sizes[d]
         valid &= (s >= 0) & (s <= hi)
-        starts[d] = np.clip(s, 0, hi)
+        starts[d] = xp.clip(s, 0, hi)
     arrays = []
     for d in range(len(op_shape)):
-        a = np.zeros((1,) * (nb + nw), np.int64)
+        a = xp.zeros((1,) * (nb + nw), np.int64)
         if d in starts:
             a = a + starts[d].reshape(tuple(bshape) + (1,) * nw)
         if d in obd:
             b = ibd[obd.index(d)]
             r = [1] * (nb + nw)
             r[b] = bshape[b]
-            a = a + np.arange(bshape[b]).reshape(r)
+            a = a + xp.arange(bshape[b]).reshape(r)
         if d in wdims:
             j = wdims.index(d)
             r = [1] * (nb + nw)
             r[nb + j] = wshape[j]
-            a = a + np.arange(wshape[j]).reshape(r)
-        arrays.append(np.broadcast_to(a, full))
+            a = a + xp.arange(wshape[j]).reshape(r)
+        arrays.append(xp.broadcast_to(a, full))
     return arrays, valid, full
+
+
+def gather_windows(xp, operand, indices, dimension_numbers, slice_sizes, mode, fill_value):
+    """The gather of `operand` (an array of the module `xp`: numpy for the reference
+    impl, CuPy for the GPU's eager ops) in the output's axis order, before the
+    result dtype is fixed."""
+    dn = dimension_numbers
+    idx = as_int64(indices, xp)
+    wdims = _window_dims(operand.ndim, dn.collapsed_slice_dims, dn.operand_batching_dims)
+    wshape = tuple(slice_sizes[d] for d in wdims)
+    arrays, valid, full = index_grid(operand.shape, idx, dn.start_index_map, dn.operand_batching_dims,
+                                     dn.start_indices_batching_dims, wdims, wshape, slice_sizes, xp)
+    if 0 in full:
+        res = xp.zeros(full, operand.dtype)
+    elif operand.ndim == 0:
+        res = xp.broadcast_to(operand, full)
+    else:
+        res = operand[tuple(arrays)]
+    # (on a GPU the mask is applied without asking whether any window is out of
+    # bounds: that question would wait for the device)
+    if mode == "fill" and (xp is not np or not valid.all()):
+        fv = xp.asarray(np.array(0 if fill_value is None else fill_value).astype(operand.dtype))
+        res = xp.where(valid.reshape(valid.shape + (1,) * len(wdims)), res, fv)
+    nb = idx.ndim - 1
+    bi, wi = iter(range(nb)), iter(range(nb, nb + len(wdims)))
+    perm = [next(wi) if p in dn.offset_dims else next(bi) for p in range(nb + len(wdims))]
+    return xp.transpose(res, perm)
 
 
 def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, mode, fill_value,
@@ -223,26 +252,7 @@ def _gather_impl(operand, indices, *, dimension_numbers, slice_sizes, mode, fill
     out_aval = _gather_abstract(get_aval(operand), get_aval(indices), dimension_numbers=dimension_numbers,
                                 slice_sizes=slice_sizes, mode=mode, fill_value=fill_value,
                                 indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
-    dn = dimension_numbers
-    op = np.asarray(operand)
-    idx = _as_int64(indices)
-    wdims = _window_dims(op.ndim, dn.collapsed_slice_dims, dn.operand_batching_dims)
-    wshape = tuple(slice_sizes[d] for d in wdims)
-    arrays, valid, full = _index_grid(op.shape, idx, dn.start_index_map, dn.operand_batching_dims,
-                                      dn.start_indices_batching_dims, wdims, wshape, slice_sizes)
-    if 0 in full:
-        res = np.zeros(full, op.dtype)
-    elif op.ndim == 0:
-        res = np.broadcast_to(op, full)
-    else:
-        res = op[tuple(arrays)]
-    if mode == "fill" and not valid.all():
-        fv = np.array(0 if fill_value is None else fill_value).astype(op.dtype)
-        res = np.where(valid.reshape(valid.shape + (1,) * len(wdims)), res, fv)
-    nb = idx.ndim - 1
-    bi, wi = iter(range(nb)), iter(range(nb, nb + len(wdims)))
-    perm = [next(wi) if p in dn.offset_dims else next(bi) for p in range(nb + len(wdims))]
-    out = np.transpose(res, perm)
+    out = gather_windows(np, np.asarray(operand), indices, dimension_numbers, slice_sizes, mode, fill_value)
     return np.asarray(out, dtype=out_aval.dtype)
 
 
@@ -385,7 +395,7 @@ def _scatter_impl_for(name, ufunc, allow_complex=True):
                             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
         dn = dimension_numbers
         out = np.array(operand, dtype=out_aval.dtype, copy=True, order="C")
-        idx = _as_int64(indices)
+        idx = as_int64(indices)
         upd = np.asarray(updates)
         nb = idx.ndim - 1
         scatter_pos = [p for p in range(upd.ndim) if p not in dn.update_window_dims]
@@ -395,7 +405,7 @@ def _scatter_impl_for(name, ufunc, allow_complex=True):
         sizes = [1] * out.ndim
         for j, d in enumerate(wdims):
             sizes[d] = wshape[j]
-        arrays, valid, full = _index_grid(out.shape, idx, dn.scatter_dims_to_operand_dims,
+        arrays, valid, full = index_grid(out.shape, idx, dn.scatter_dims_to_operand_dims,
                                           dn.operand_batching_dims, dn.scatter_indices_batching_dims,
                                           wdims, wshape, sizes)
         if 0 in full:

@@ -43,32 +43,38 @@ def _abstract(k0, k1, x0, x1):
     return [out, out]
 
 
-def _impl(k0, k1, x0, x1):
+def threefry_rounds(xp, k0, k1, x0, x1):
+    """Threefry-2x32's 20 rounds over arrays of the module `xp` (numpy for the
+    reference impl, CuPy for the GPU's eager op): the same bits on every device."""
     shape = np.broadcast_shapes(np.shape(k0), np.shape(k1), np.shape(x0), np.shape(x1))
     # Flat 1-d arrays: numpy wraps uint32 arithmetic on arrays silently (it warns on
     # scalar overflow), and in-place ufuncs keep them arrays.
     n = int(np.prod(shape, dtype=np.int64))
 
     def flat(v):
-        return np.ascontiguousarray(np.broadcast_to(np.asarray(v, np.uint32), shape)).reshape(n).copy()
+        return xp.ascontiguousarray(xp.broadcast_to(xp.asarray(v, np.uint32), shape)).reshape(n).copy()
 
     k0, k1, x0, x1 = flat(k0), flat(k1), flat(x0), flat(x1)
     ks = (k0, k1, k0 ^ k1 ^ np.uint32(KS_PARITY))
-    tmp = np.empty_like(x0)
-    np.add(x0, ks[0], out=x0)
-    np.add(x1, ks[1], out=x1)
+    tmp = xp.empty_like(x0)
+    xp.add(x0, ks[0], out=x0)
+    xp.add(x1, ks[1], out=x1)
     for group in range(5):
         for r in ROTATIONS[group % 2]:
-            np.add(x0, x1, out=x0)
-            np.left_shift(x1, np.uint32(r), out=tmp)
-            np.right_shift(x1, np.uint32(32 - r), out=x1)
-            np.bitwise_or(x1, tmp, out=x1)
-            np.bitwise_xor(x1, x0, out=x1)
+            xp.add(x0, x1, out=x0)
+            xp.left_shift(x1, np.uint32(r), out=tmp)
+            xp.right_shift(x1, np.uint32(32 - r), out=x1)
+            xp.bitwise_or(x1, tmp, out=x1)
+            xp.bitwise_xor(x1, x0, out=x1)
         s = group + 1
-        np.add(x0, ks[s % 3], out=x0)
-        np.add(x1, ks[(s + 1) % 3], out=x1)
-        np.add(x1, np.uint32(s), out=x1)
+        xp.add(x0, ks[s % 3], out=x0)
+        xp.add(x1, ks[(s + 1) % 3], out=x1)
+        xp.add(x1, np.uint32(s), out=x1)
     return [x0.reshape(shape), x1.reshape(shape)]
+
+
+def _impl(k0, k1, x0, x1):
+    return threefry_rounds(np, k0, k1, x0, x1)
 
 
 def _batch(axis_size, args, dims):
