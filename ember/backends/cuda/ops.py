@@ -31,8 +31,7 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.core import PRIMITIVES, Primitive
 from ...fx.prims import convert as _cv, elementwise as ew
-from ..kernels.kinds import is_elementwise
-from ..kernels.lowerings import LoweringTable
+from ..kernels.lowerings import LoweringTable, renders
 
 LOWERINGS = LoweringTable("CUDA")
 # Elementwise primitives this backend runs as library steps on purpose.
@@ -114,26 +113,9 @@ def supports(eq) -> bool:
         >>> [supports(eq) for eq in g.equations]
         [True, False]
     """
-    for v in list(eq.inputs) + list(eq.outputs):
-        if v.aval.dtype not in _NATIVE_DTYPES:
-            return False
-    prim = eq.prim
-    n = prim.name
-    if n == "dot_general":
-        return np.dtype(eq.outputs[0].aval.dtype) in GEMM_DTYPES
-    if n == "conv_general_dilated":
-        # im2col: the patch matrix is a map kernel, the product a cuBLAS gemm
-        return np.dtype(eq.outputs[0].aval.dtype) in GEMM_DTYPES
-    if prim.kind == "scatter":
-        d = np.dtype(eq.outputs[0].aval.dtype)
-        return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
-                and d not in (_dt.float16, _dt.bfloat16))
-    if n == "gather":
-        # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
-        return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
-    if is_elementwise(prim):
-        return prim in LOWERINGS
-    return prim.kind in ("identity", "movement", "reduction")
+    # convolutions too go to cuBLAS (im2col: the patch matrix is a map kernel)
+    return renders(eq, _NATIVE_DTYPES, LOWERINGS,
+                   lambda e: np.dtype(e.outputs[0].aval.dtype) in GEMM_DTYPES)
 
 
 def _is_float(d) -> bool:

@@ -17,7 +17,11 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
+
+from ... import dtypes as _dt
 from ...fx.core import PRIMITIVES, Primitive
+from .kinds import is_elementwise
 
 
 class LoweringTable(dict):
@@ -44,3 +48,38 @@ class LoweringTable(dict):
             raise KeyError(f"no {self.backend} lowering of the primitive {name!r}; supports() should "
                            "have sent it to a library step")
         return fn
+
+
+def renders(eq, native_dtypes, lowerings, products, elementwise=None) -> bool:
+    """The checks every renderer's `supports(eq)` shares: every value of a native
+    dtype; `products(eq)` for dot_general / convolution (the backend's gemm);
+    scatters that are not half precision, bool or uint64-indexed (half precision
+    accumulates in float32 in the reference, bool adds are ors); gathers with
+    signed indices (int64 is the index type: uint64 starts beyond 2^63 would wrap);
+    elementwise primitives with a lowering in `lowerings` (and `elementwise(prim)`,
+    when given); and the movement, identity and reduction kinds the scheduler
+    renders itself.
+
+    Example:
+        >>> import ember, numpy as np
+        >>> from ember import lax
+        >>> g = ember.make_graph(lambda x: lax.exp(x))(np.ones(3, np.float32))
+        >>> table = LoweringTable("demo")
+        >>> renders(g.equations[0], {np.dtype(np.float32)}, table, lambda eq: True)
+        False
+    """
+    for v in list(eq.inputs) + list(eq.outputs):
+        if v.aval.dtype not in native_dtypes:
+            return False
+    prim = eq.prim
+    if prim.name in ("dot_general", "conv_general_dilated"):
+        return products(eq)
+    if prim.kind == "scatter":
+        d = np.dtype(eq.outputs[0].aval.dtype)
+        return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
+                and d not in (_dt.float16, _dt.bfloat16))
+    if prim.name == "gather":
+        return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
+    if is_elementwise(prim):
+        return prim in lowerings and (elementwise is None or elementwise(prim))
+    return prim.kind in ("identity", "movement", "reduction")

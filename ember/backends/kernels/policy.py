@@ -133,6 +133,34 @@ def _split_chunks(space, axes, dtype, target):
 STORE_RELOAD_OPS = 8
 
 
+def movement_root(v, producer, materialized):
+    """The computed value under a chain of single-operand movement ops (not pad or
+    concatenate) that are not stored."""
+    while type(v) is Var and v in producer and v not in materialized:
+        p = producer[v]
+        if p.prim.kind != "movement" or len(p.inputs) != 1 or p.prim.name in ("pad", "concatenate"):
+            break
+        v = p.inputs[0]
+    return v
+
+
+def fused_nodes(v, producer, materialized, stop=(), limit=None):
+    """The arithmetic equations (movement ops count nothing) of `v`'s fused
+    expression, stopping at stored values and at the values in `stop` other than
+    `v`; with `limit`, counting stops once it is reached."""
+    n, seen, stack = 0, set(), [v]
+    while stack and (limit is None or n < limit):
+        u = stack.pop()
+        if type(u) is not Var or u in seen or u in materialized or u not in producer:
+            continue
+        seen.add(u)
+        p = producer[u]
+        if p.prim.kind != "movement":
+            n += 1
+        stack.extend(a for a in p.inputs if a not in stop or a is v)
+    return n
+
+
 def _concat_operands_to_store(eq, producer, materialized):
     """The values feeding a fused concatenate that are cheaper computed once into a
     buffer of their own.  A fused concatenate is one select per output element over
@@ -163,35 +191,14 @@ def _concat_operands_to_store(eq, producer, materialized):
     """
     out_size = eq.outputs[0].aval.size
 
-    def root(v):   # the computed value under a chain of movement ops
-        while type(v) is Var and v in producer and v not in materialized:
-            p = producer[v]
-            if p.prim.kind != "movement" or len(p.inputs) != 1 or p.prim.name in ("pad", "concatenate"):
-                break
-            v = p.inputs[0]
-        return v
-
-    roots = {root(a) for a in eq.inputs if type(a) is Var}
+    roots = {movement_root(a, producer, materialized) for a in eq.inputs if type(a) is Var}
     stop = set(roots)
-
-    def nodes(v):  # arithmetic equations of v's fused expression, stopping at stored values
-        n, seen, stack = 0, set(), [v]
-        while stack:
-            u = stack.pop()
-            if type(u) is not Var or u in seen or u in materialized or u not in producer:
-                continue
-            seen.add(u)
-            p = producer[u]
-            if p.prim.kind != "movement":
-                n += 1
-            stack.extend(a for a in p.inputs if a not in stop or a is v)
-        return n
 
     store = []
     for r in roots:
         if type(r) is not Var or r in materialized or r not in producer:
             continue
         size = r.aval.size
-        if (out_size - size) * nodes(r) > size * STORE_RELOAD_OPS:
+        if (out_size - size) * fused_nodes(r, producer, materialized, stop) > size * STORE_RELOAD_OPS:
             store.append(r)
     return store

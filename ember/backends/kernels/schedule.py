@@ -54,7 +54,7 @@ from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, iadd, linearize, reset_interning
-from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of, STORE_RELOAD_OPS
+from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of, STORE_RELOAD_OPS, fused_nodes, movement_root
 from .target import Target
 
 # the monoid each fusible reduction folds with (reduce_xor has no native combine)
@@ -244,10 +244,12 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     operand_cache = {}  # (var, perms) -> (buffer, transposed, offset): one layout copy per operand
 
     def gemm_operand(x, perms):
+        if type(x) is not Var:
+            return _gemm_operand(x, perms)
         key = (x, tuple(map(tuple, perms)))
-        if type(x) is Var and key not in operand_cache:
+        if key not in operand_cache:
             operand_cache[key] = _gemm_operand(x, perms)
-        return operand_cache[key] if type(x) is Var else _gemm_operand(x, perms)
+        return operand_cache[key]
 
     def _gemm_operand(x, perms):
         if type(x) is Var and x in materialized:
@@ -349,22 +351,10 @@ def _shared_layout_source(x, producer, uses, materialized):
     its own layout once, the copy is then a transposing read of one buffer instead of
     the whole expression evaluated at scattered indices (10 ns vs ~1 ns an element in
     the Hutchinson estimator's backward product)."""
-    r = x
-    while (type(r) is Var and r in producer and r not in materialized and len(producer[r].inputs) == 1
-           and producer[r].prim.kind == "movement" and producer[r].prim is not _shape.pad_p):
-        r = producer[r].inputs[0]
+    r = movement_root(x, producer, materialized)
     if type(r) is not Var or r in materialized or r not in producer or uses.get(r, 0) < 2:
         return None
-    n, seen, stack = 0, set(), [r]
-    while stack and n < STORE_RELOAD_OPS:
-        u = stack.pop()
-        if type(u) is not Var or u in seen or u in materialized or u not in producer:
-            continue
-        seen.add(u)
-        p = producer[u]
-        n += p.prim.kind != "movement"
-        stack.extend(p.inputs)
-    return r if n >= STORE_RELOAD_OPS else None
+    return r if fused_nodes(r, producer, materialized, limit=STORE_RELOAD_OPS) >= STORE_RELOAD_OPS else None
 
 
 # a fused concatenate of this many non-empty operands or more is stored instead

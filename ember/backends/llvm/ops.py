@@ -26,8 +26,7 @@ import llvmlite.ir as ir
 from ... import dtypes as _dt
 from ...fx.core import PRIMITIVES, Primitive
 from ...fx.prims import convert as _cv, elementwise as ew
-from ..kernels.kinds import is_elementwise
-from ..kernels.lowerings import LoweringTable
+from ..kernels.lowerings import LoweringTable, renders
 from . import blas, mathlib, packed_gemm
 
 I1, I8, I16, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -67,28 +66,8 @@ def supports(eq) -> bool:
         >>> [supports(eq) for eq in g.equations]
         [True, False]
     """
-    for v in list(eq.inputs) + list(eq.outputs):
-        if v.aval.dtype not in _NATIVE_DTYPES:
-            return False
-    prim = eq.prim
-    n = prim.name
-    if n == "dot_general" or n == "conv_general_dilated":
-        return _gemm_available()
-    if prim.kind == "scatter":
-        # half precision accumulates in float32 in the reference; bool adds are ors
-        d = np.dtype(eq.outputs[0].aval.dtype)
-        return (eq.inputs[1].aval.dtype != np.dtype(np.uint64) and d != _dt.bool_
-                and d not in (_dt.float16, _dt.bfloat16))
-    if n == "gather":
-        # int64 is the index type: uint64 starts beyond 2^63 would wrap negative
-        return eq.inputs[1].aval.dtype != np.dtype(np.uint64)
-    if is_elementwise(prim):
-        if prim in _MATH:
-            return mathlib.supported(n)
-        return prim in LOWERINGS
-    # the scheduler renders these itself (index maps, folds); which reductions fuse
-    # is its decision (kernels.expressions)
-    return prim.kind in ("identity", "movement", "reduction")
+    return renders(eq, _NATIVE_DTYPES, LOWERINGS, lambda e: _gemm_available(),
+                   lambda prim: prim not in _MATH or mathlib.supported(prim.name))
 
 
 def _gemm_available() -> bool:
