@@ -25,10 +25,10 @@ from ..fx.ir import ClosedGraph, eval_graph
 from ..fx.prims.rules import zero_taylor, zeros
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
-from .util import as_ember, as_ember_args, flat_with_aux, float0_zeros, split_aux
+from .util import PrimalTracer, as_ember, as_ember_args, flat_with_aux, float0_zeros, split_aux
 
 
-class JetTracer(Tracer):
+class JetTracer(PrimalTracer):
     """A value with its normalised Taylor coefficients `terms` (None = zero).
 
     Example:
@@ -44,14 +44,6 @@ class JetTracer(Tracer):
         self._trace = trace
         self.primal = primal
         self.terms = terms
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
-
-    def concrete_value(self):
-        p = self.primal
-        return p.concrete_value() if isinstance(p, Tracer) else p
 
     def inner_values(self):
         return (self.primal,) + tuple(t for t in self.terms if t is not None)

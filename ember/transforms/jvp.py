@@ -16,25 +16,17 @@ from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .. import dtypes as _dt
-from .util import (as_ember, as_ember_args, at_user, check_same_structure, flat_with_aux,
+from .util import (PrimalTracer, as_ember, as_ember_args, at_user, check_same_structure, flat_with_aux,
                    float0_zeros, leaf_names, split_aux)
 
 
-class JVPTracer(Tracer):
+class JVPTracer(PrimalTracer):
     __slots__ = ("primal", "tangent")
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
-
-    def concrete_value(self):
-        p = self.primal
-        return p.concrete_value() if isinstance(p, Tracer) else p
 
     def inner_values(self):
         return (self.primal,)

@@ -23,7 +23,7 @@ from .. import dtypes as _dt
 from ..fx.core import Trace, Tracer, check_foreign, current_trace, get_aval, new_trace, set_current_trace
 from ..tree import tree_flatten, tree_unflatten
 from .jet import _at, jet, late_rule
-from .util import as_ember_args
+from .util import PrimalTracer, as_ember_args
 
 
 def derivatives(f, x, v, order: int):
@@ -68,7 +68,7 @@ def hvp(f, x, v):
 
 # --- the forward Laplacian trace -------------------------------------------------------
 
-class LaplacianTracer(Tracer):
+class LaplacianTracer(PrimalTracer):
     """A value with its Jacobian `jac` (leading axis: the n input directions) and
     Laplacian `lap` (None where zero).
 
@@ -85,14 +85,6 @@ class LaplacianTracer(Tracer):
         self.primal = primal
         self.jac = jac
         self.lap = lap
-
-    @property
-    def aval(self):
-        return get_aval(self.primal)
-
-    def concrete_value(self):
-        p = self.primal
-        return p.concrete_value() if isinstance(p, Tracer) else p
 
     def inner_values(self):
         return tuple(t for t in (self.primal, self.jac, self.lap) if t is not None)

@@ -10,10 +10,25 @@ import optree
 from .. import dtypes as _dt
 from .._host import from_host
 from ..array import Array
-from ..fx.core import AbstractArray, Tracer, user_source
+from ..fx.core import AbstractArray, Tracer, get_aval, user_source
 from ..fx.ir import constant_key
 from ..fx.prims.convert import convert_element_type
 from ..tree import tree_flatten, tree_unflatten
+
+
+class PrimalTracer(Tracer):
+    """A forward-mode tracer (jvp, jet, the forward Laplacian) carrying a `primal`
+    plus its transform's coefficients: its abstract value and concrete value are the
+    primal's."""
+    __slots__ = ()
+
+    @property
+    def aval(self):
+        return get_aval(self.primal)
+
+    def concrete_value(self):
+        p = self.primal
+        return p.concrete_value() if isinstance(p, Tracer) else p
 
 
 def as_ember(x, dtype=None):
