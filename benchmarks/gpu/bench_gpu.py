@@ -177,6 +177,21 @@ def _matmul(L, n):
     return {f"matmul bf16 {n}^3": (fns, None)}
 
 
+def _torch_step(L, model, opt, loss_fn, x, y):
+    """PyTorch's train step of `model` (eager, and torch.compile'd with --torch-compile)."""
+    def step(x, y):
+        opt.zero_grad(set_to_none=True)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    fns = {"torch": lambda: step(x, y)}
+    if L["tc"]:
+        compiled = L["torch"].compile(step)
+        fns["tcomp"] = lambda: compiled(x, y)
+    return fns
+
+
 def _mlp_step(L, batch):
     ember, enp, nn, optim = L["ember"], L["enp"], L["nn"], L["optim"]
     rng = np.random.default_rng(3)
@@ -220,19 +235,9 @@ def _mlp_step(L, batch):
         torch = L["torch"]
         tm = torch.nn.Sequential(torch.nn.Linear(784, 2048), torch.nn.ReLU(), torch.nn.Linear(2048, 2048),
                                  torch.nn.ReLU(), torch.nn.Linear(2048, 10)).cuda()
-        topt = torch.optim.SGD(tm.parameters(), lr=1e-2)
         xt, yt = torch.from_numpy(x_h).cuda(), torch.from_numpy(y_h.astype(np.int64)).cuda()
-
-        def tstep(x, y):
-            topt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.cross_entropy(tm(x), y)
-            loss.backward()
-            topt.step()
-            return loss
-        fns["torch"] = lambda: tstep(xt, yt)
-        if L["tc"]:
-            ct = torch.compile(tstep)
-            fns["tcomp"] = lambda: ct(xt, yt)
+        fns.update(_torch_step(L, tm, torch.optim.SGD(tm.parameters(), lr=1e-2),
+                               torch.nn.functional.cross_entropy, xt, yt))
     return {f"MLP 784-2048-2048-10 step b{batch}": (fns, None)}
 
 
@@ -252,19 +257,9 @@ def _transformer_step(L, batch=32, tokens=128, d=256, heads=4, layers=2):
         torch = L["torch"]
         tm = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(
             d, heads, 4 * d, dropout=0.0, batch_first=True), layers, enable_nested_tensor=False).cuda()
-        topt = torch.optim.Adam(tm.parameters(), lr=1e-3)
         xt, yt = torch.from_numpy(x_h).cuda(), torch.from_numpy(y_h).cuda()
-
-        def tstep(x, y):
-            topt.zero_grad(set_to_none=True)
-            loss = torch.nn.functional.mse_loss(tm(x), y)
-            loss.backward()
-            topt.step()
-            return loss
-        fns["torch"] = lambda: tstep(xt, yt)
-        if L["tc"]:
-            ct = torch.compile(tstep)
-            fns["tcomp"] = lambda: ct(xt, yt)
+        fns.update(_torch_step(L, tm, torch.optim.Adam(tm.parameters(), lr=1e-3),
+                               torch.nn.functional.mse_loss, xt, yt))
     return {f"transformer {layers}x d{d} step b{batch}x{tokens}": (fns, None)}
 
 
