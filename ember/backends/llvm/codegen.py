@@ -34,6 +34,7 @@ from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel
 from ...fx.prims.reduce import reduction_identity
 from ..kernels.walk import unique_nodes
 from .ops import I1, I64, _is_float, compute_type, minmax
+from .body_sharing import SharedBodies, base_offsets
 from .products import ProductEmitter
 from .values import ValueEmitter, _key_type
 
@@ -80,7 +81,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
     def _map_element(self, k):
         v = self.value(k.body)
         at = _lin(k.shape) if k.store is None else k.store
-        self.store(k.out, self.index(at), v, self.buffers[k.out].dtype)
+        self.store(k.out, self.address(k.out, at), v, self.buffers[k.out].dtype)
 
     def _once(self, body):
         """Run `body` once, in whichever range contains index 0 (rank-0 work)."""
@@ -186,7 +187,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
         self._forget()
         res = self._from_order_key(b.load(acc), ty) if keyed else b.load(acc)
         kept = k.kept
-        out_idx = self.index(linearize(tuple(E("v", i) for i in kept), [k.space[i] for i in kept]))
+        out_idx = self.address(k.out, linearize(tuple(E("v", i) for i in kept), [k.space[i] for i in kept]))
         self.store(k.out, out_idx, self.convert(res, acc_dt, k.dtype), k.dtype)
 
     def emit_reduce(self, k):
@@ -207,7 +208,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
                 v = self.value(k.body)
                 v = self.convert(v, self.dtype_of(k.body), acc_dt) if self.dtype_of(k.body) != acc_dt else v
                 lin = linearize(tuple(E("v", ax) for ax in kept), [k.space[ax] for ax in kept])
-                idx = self.index(lin)
+                idx = self.address(k.out, lin)
                 cur = self.load(k.out, lin, k.dtype)
                 cur = self.convert(cur, k.dtype, acc_dt) if k.dtype != acc_dt else cur
                 new = self.combine(k.op, cur, v, acc_dt, _extent(k))
@@ -220,7 +221,7 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
 
         def element():
             v = self.value(k.body)
-            t = self.index(k.target)
+            t = self.address(k.out, k.target)
             ok = self.value(k.valid) if k.valid is not None else None
             if ok is not None:
                 run = self.fn.append_basic_block("update")
@@ -375,23 +376,30 @@ def render_program(prog, module_name: str, hot: bool = False) -> tuple[str, list
     (products.`_small_product`) instead of calling the packed gemm."""
     module = ir.Module(name=module_name)
     names = []
+    shared = SharedBodies()
+    bufs = prog.buffers
     for step in prog.steps:
         if isinstance(step, MapKernel):
-            KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_map(step)
+            em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs, base_offsets(step))
+            em.emit_map(step)
         elif isinstance(step, ReduceKernel):
-            KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_reduce(step)
+            em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs, base_offsets(step))
+            em.emit_reduce(step)
         elif isinstance(step, RowKernel):
-            KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers).emit_rows(step)
+            em = KernelEmitter(module, step.name, step.inputs + step.outputs, bufs, base_offsets(step))
+            em.emit_rows(step)
         elif isinstance(step, ConvKernel):
-            KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out],
-                           prog.buffers).emit_conv(step)
+            em = KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out], bufs)
+            em.emit_conv(step)
         elif isinstance(step, ScatterKernel):
-            KernelEmitter(module, step.name, step.inputs + [step.out], prog.buffers).emit_scatter(step)
+            em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs)
+            em.emit_scatter(step)
         elif isinstance(step, GemmKernel):
-            em = KernelEmitter(module, step.name, step.inputs + step.outputs, prog.buffers)
+            em = KernelEmitter(module, step.name, step.inputs + step.outputs, bufs)
             em.small_products = hot
             em.emit_gemm(step)
         else:
             continue
+        shared.add(em)
         names.append(step.name)
-    return str(module), names
+    return shared.module_text(module), names

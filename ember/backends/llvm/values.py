@@ -22,6 +22,8 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
+from ..kernels.affine import split_constant
+from ..kernels.loop_ir import iadd, iconst
 from ..kernels.walk import postorder
 from .ops import F16, F32, F64, I1, I8, I16, I32, I64, _is_float, _is_signed, compute_type, lowering_of, storage_type
 from .runtime import declare_kernel, kernel_arg
@@ -34,11 +36,15 @@ class ValueEmitter:
     touches overlap, so loads may be hoisted and loops vectorised without checks).
     This half computes values; the loop nests are codegen.py's `KernelEmitter`."""
 
-    def __init__(self, module, name, buffer_ids, buffers):
+    def __init__(self, module, name, buffer_ids, buffers, offsets=None):
         self.m = module
         self.buffers = buffers
         self.args = sorted(set(buffer_ids))
-        abi, start, stop, argv = declare_kernel(module, name)
+        # element offsets the ABI function adds to buffer pointers (body_sharing.py):
+        # the body addresses buffer `b` relative to element offsets[b]
+        self.offsets = offsets or {}
+        self.abi = abi = declare_kernel(module, name)[0]
+        start, stop, argv = abi.args
         tys = [storage_type(buffers[bid].dtype).as_pointer() for bid in self.args]
         self.fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64, I64] + tys), name=name + ".body")
         self.fn.linkage = "internal"
@@ -47,8 +53,13 @@ class ValueEmitter:
         for a in self.fn.args[2:]:
             a.add_attribute("noalias")
         wb = ir.IRBuilder(abi.append_basic_block("entry"))
-        ptrs = [kernel_arg(wb, argv, bid, storage_type(buffers[bid].dtype), f"b{bid}") for bid in self.args]
-        wb.call(self.fn, [start, stop] + ptrs)
+        ptrs = []
+        for bid in self.args:
+            p = kernel_arg(wb, argv, bid, storage_type(buffers[bid].dtype), f"b{bid}")
+            if self.offsets.get(bid):
+                p = wb.gep(p, [ir.Constant(I64, self.offsets[bid])], inbounds=True, name=f"b{bid}.base")
+            ptrs.append(p)
+        self.call = wb.call(self.fn, [start, stop] + ptrs)
         wb.ret_void()
         self.start, self.stop = self.fn.args[0], self.fn.args[1]
         self.b = ir.IRBuilder(self.fn.append_basic_block("entry"))
@@ -56,6 +67,7 @@ class ValueEmitter:
         self.vars = {}
         self.memo = {}
         self.imemo = {}
+        self.amemo = {}
 
     # --- expressions ---------------------------------------------------------------------------
     def index(self, e):
@@ -116,10 +128,23 @@ class ValueEmitter:
             raise ValueError(f"unknown index expression {e!r}")
         return r
 
+    def address(self, bid, e):
+        """The i64 element index into buffer `bid`'s body pointer of index
+        expression `e`: an affine `e` in canonical form (kernels.affine) less the
+        buffer's offset, so that the rendered body does not depend on where the
+        buffer's elements start."""
+        key = (bid, e)
+        hit = self.amemo.get(key)
+        if hit is None:
+            split = split_constant(e)
+            hit = e if split is None else iadd(split[0], iconst(split[1] - self.offsets.get(bid, 0)))
+            self.amemo[key] = hit
+        return self.index(hit)
+
     # --- values ------------------------------------------------------------------------------
     def load(self, bid, idx_expr, dtype):
         b = self.b
-        p = b.gep(self.ptrs[bid], [self.index(idx_expr)], inbounds=True)
+        p = b.gep(self.ptrs[bid], [self.address(bid, idx_expr)], inbounds=True)
         raw = b.load(p)
         d = np.dtype(dtype)
         if d == _dt.bool_:
