@@ -354,18 +354,49 @@ class ProductEmitter:
             eb_all = self._max_exponent(dt, block_walk(B, ldb, tb, c64(kk), cols, "nfb"))
         risky = b.icmp_signed(">=", b.add(ea_all, eb_all), limit)
         with b.if_then(b.or_(any_bad, risky), likely=False):
-            def fix(r, c):
-                p = at(C, ldc, False, r, c)
-                bad = nonfinite(b.load(p))
-                with b.if_then(b.or_(bad, risky)):
-                    ea = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(A, lda, ta, r, t)),
-                                                                    "nfr"))
-                    eb = self._max_exponent(dt, lambda f: self.loop(c64(0), c64(kk), lambda t: f(at(B, ldb, tb, t, c)),
-                                                                    "nfc"))
-                    with b.if_then(b.or_(bad, b.icmp_signed(">=", b.add(ea, eb), limit))):
-                        v = self._scaled_dot(kk, ea, eb, lambda t: at(A, lda, ta, r, t), lambda t: at(B, ldb, tb, t, c))
-                        b.store(v if ty == F64 else b.fptrunc(v, ty), p)
-            self.loop(c64(0), rows, lambda r: self.loop(c64(0), cols, lambda c: fix(r, c), "nf3"), "nf2")
+            fix = self._recompute_function(dt, ta, tb)
+            b.call(fix, [rows, cols, c64(kk), A, c64(lda), B, c64(ldb), C, c64(ldc), risky, limit])
+
+    def _recompute_function(self, dt, ta, tb):
+        """The module's cold `_fix_nonfinite` recomputation for `dt` and the operand
+        layouts, one internal noinline function taking the sizes as arguments
+        (``rows, cols, k, A, lda, B, ldb, C, ldc, risky, limit``): emitted inline
+        after every gemm block, LLVM optimised (and vectorised) a copy of this
+        rarely-run code per call site, ~40% of a small MLP program's compile time."""
+        name = f"ember.recompute_nonfinite.{dt.name}.{int(ta)}{int(tb)}"
+        fn = self.m.globals.get(name)
+        if fn is not None:
+            return fn
+        ty = compute_type(dt)
+        pty = ty.as_pointer()
+        fn = ir.Function(self.m, ir.FunctionType(ir.VoidType(), [I64, I64, I64, pty, I64, pty, I64, pty, I64,
+                                                               ir.IntType(1), I64]), name=name)
+        fn.linkage = "internal"
+        for attr in ("nounwind", "noinline", "cold"):
+            fn.attributes.add(attr)
+        rows, cols, kk, A, lda, B, ldb, C, ldc, risky, limit = fn.args
+        saved = self.fn, self.b
+        self.fn, self.b = fn, ir.IRBuilder(fn.append_basic_block("entry"))
+        b = self.b
+        c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+        inf = ir.Constant(ty, float("inf"))
+
+        def at(p, ld, trans, i, j):   # element (i, j) of op(p), stored row-major with stride ld
+            return b.gep(p, [b.add(b.mul(j, ld), i) if trans else b.add(b.mul(i, ld), j)], inbounds=True)
+
+        def fix(r, c):
+            p = at(C, ldc, False, r, c)
+            bad = b.fcmp_unordered("uge", self.intrinsic("llvm.fabs", ty, [b.load(p)]), inf)
+            with b.if_then(b.or_(bad, risky)):
+                ea = self._max_exponent(dt, lambda f: self.loop(c64(0), kk, lambda t: f(at(A, lda, ta, r, t)), "nfr"))
+                eb = self._max_exponent(dt, lambda f: self.loop(c64(0), kk, lambda t: f(at(B, ldb, tb, t, c)), "nfc"))
+                with b.if_then(b.or_(bad, b.icmp_signed(">=", b.add(ea, eb), limit))):
+                    v = self._scaled_dot(kk, ea, eb, lambda t: at(A, lda, ta, r, t), lambda t: at(B, ldb, tb, t, c))
+                    b.store(v if ty == F64 else b.fptrunc(v, ty), p)
+        self.loop(c64(0), rows, lambda r: self.loop(c64(0), cols, lambda c: fix(r, c), "nf3"), "nf2")
+        b.ret_void()
+        self.fn, self.b = saved
+        return fn
 
     def _load_f64(self, p):
         x = self.b.load(p)
@@ -411,7 +442,7 @@ class ProductEmitter:
             x = b.fmul(b.fmul(self._load_f64(a_ptr(t)), a1), a2)
             y = b.fmul(b.fmul(self._load_f64(b_ptr(t)), b1), b2)
             b.store(b.fadd(b.load(acc), b.fmul(x, y)), acc)
-        self.loop(c64(0), c64(kk), step, "nfs")
+        self.loop(c64(0), kk, step, "nfs")
         e = b.add(ea, eb)
         e1 = b.sdiv(e, c64(3))
         e2 = b.sdiv(b.sub(e, e1), c64(2))
