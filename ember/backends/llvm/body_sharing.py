@@ -32,7 +32,7 @@ Example:
 from __future__ import annotations
 
 from ..kernels.affine import affine_terms
-from ..kernels.loop_ir import MapKernel, ReduceKernel, RowKernel, linearize, E
+from ..kernels.loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize
 from ..kernels.walk import unique_nodes
 
 
@@ -85,6 +85,38 @@ def base_offsets(step) -> dict:
                 c = terms[1]
                 low[bid] = min(low.get(bid, c), c)
     return {b: c for b, c in low.items() if c and b not in fixed}
+
+
+def argument_order(step, buffer_ids) -> list:
+    """`buffer_ids` (once each) in the order a map, reduce, row or gemm kernel
+    first uses them (its output, then its loads as its expressions are walked;
+    a product: A, B, C, then its epilogues), the rest in increasing order.  Body
+    arguments in this order make two kernels that do the same thing on other
+    buffers render alike, where increasing buffer ids need not.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.backends.kernels.loop_ir import E, MapKernel
+        >>> k = MapKernel("k", 0, (4,), E("load", 7, E("v", 0), np.dtype("f8")), [7])
+        >>> argument_order(k, [7, 0])
+        [0, 7]
+    """
+    wanted = set(buffer_ids)
+    if isinstance(step, RowKernel):
+        members = step.members
+    elif isinstance(step, (MapKernel, ReduceKernel)):
+        members = [step]
+    elif isinstance(step, GemmKernel):
+        members = step.epilogue
+    else:
+        members = []
+    first = [step.a, step.b, step.out] if isinstance(step, GemmKernel) else []
+    order = dict.fromkeys(b for b in first if b in wanted)
+    for m in members:
+        for bid, _ in _accesses(m):
+            if bid in wanted:
+                order.setdefault(bid)
+    return list(order) + sorted(wanted - set(order))
 
 
 class SharedBodies:

@@ -34,7 +34,7 @@ from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel
 from ...fx.prims.reduce import reduction_identity
 from ..kernels.walk import unique_nodes
 from .ops import I1, I64, _is_float, compute_type, minmax
-from .body_sharing import SharedBodies, base_offsets
+from .body_sharing import SharedBodies, argument_order, base_offsets
 from .products import ProductEmitter
 from .values import ValueEmitter, _key_type
 
@@ -379,15 +379,15 @@ def render_program(prog, module_name: str, hot: bool = False) -> tuple[str, list
     shared = SharedBodies()
     bufs = prog.buffers
     for step in prog.steps:
-        if isinstance(step, MapKernel):
-            em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs, base_offsets(step))
-            em.emit_map(step)
-        elif isinstance(step, ReduceKernel):
-            em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs, base_offsets(step))
-            em.emit_reduce(step)
-        elif isinstance(step, RowKernel):
-            em = KernelEmitter(module, step.name, step.inputs + step.outputs, bufs, base_offsets(step))
-            em.emit_rows(step)
+        if isinstance(step, (MapKernel, ReduceKernel, RowKernel)):
+            ids = step.inputs + step.outputs
+            em = KernelEmitter(module, step.name, argument_order(step, ids), bufs, base_offsets(step), in_order=True)
+            if isinstance(step, MapKernel):
+                em.emit_map(step)
+            elif isinstance(step, ReduceKernel):
+                em.emit_reduce(step)
+            else:
+                em.emit_rows(step)
         elif isinstance(step, ConvKernel):
             em = KernelEmitter(module, step.name, step.inputs + [step.cols.out, step.out], bufs)
             em.emit_conv(step)
@@ -395,7 +395,8 @@ def render_program(prog, module_name: str, hot: bool = False) -> tuple[str, list
             em = KernelEmitter(module, step.name, step.inputs + [step.out], bufs)
             em.emit_scatter(step)
         elif isinstance(step, GemmKernel):
-            em = KernelEmitter(module, step.name, step.inputs + step.outputs, bufs)
+            em = KernelEmitter(module, step.name, argument_order(step, step.inputs + step.outputs), bufs,
+                               in_order=True)
             em.small_products = hot
             em.emit_gemm(step)
         else:

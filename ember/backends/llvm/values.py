@@ -36,10 +36,11 @@ class ValueEmitter:
     touches overlap, so loads may be hoisted and loops vectorised without checks).
     This half computes values; the loop nests are codegen.py's `KernelEmitter`."""
 
-    def __init__(self, module, name, buffer_ids, buffers, offsets=None):
+    def __init__(self, module, name, buffer_ids, buffers, offsets=None, in_order=False):
         self.m = module
         self.buffers = buffers
-        self.args = sorted(set(buffer_ids))
+        # the body's pointer arguments: in increasing buffer id, or as given (`in_order`)
+        self.args = list(dict.fromkeys(buffer_ids)) if in_order else sorted(set(buffer_ids))
         # element offsets the ABI function adds to buffer pointers (body_sharing.py):
         # the body addresses buffer `b` relative to element offsets[b]
         self.offsets = offsets or {}
