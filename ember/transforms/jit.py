@@ -37,6 +37,7 @@ from ..tree import tree_flatten, tree_unflatten
 from . import captured_state
 from .batching import batch_graph
 from .donation import donate, normalize as normalize_donation
+from .gc_pause import collector_paused
 from .jvp import jvp_graph
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
@@ -57,7 +58,8 @@ def executable_for(graph: ClosedGraph, backend: str, name: str = "fun"):
     if exe is None:
         b = get_backend(backend)
         t0 = _prof._now_us() if _prof.active else None
-        exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
+        with collector_paused():
+            exe = graph._cache[backend] = b.compile(graph, b.devices()[0])
         if t0 is not None:  # ember.profiler: the compile event
             _prof.note_compile(name, backend, t0, _prof._now_us() - t0, len(graph.equations))
     if _core._debug_nans:  # ember.debug.nans: locate the equation behind a NaN/Inf result
@@ -368,7 +370,8 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             t0 = _prof._now_us() if _prof.active else None
-            entry = self._trace(args, static, nums, in_tree, avals)
+            with collector_paused():
+                entry = self._trace(args, static, nums, in_tree, avals)
             if entry.cacheable:
                 self._cache[key] = entry
             self._log_compile(key, in_tree, avals, static, t0)
