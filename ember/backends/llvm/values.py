@@ -91,11 +91,19 @@ class ValueEmitter:
         """Emit `root` and every sub-expression not emitted yet, operands first
         (walk.postorder: the first operand first, as a recursive walk would).
         Once a node's operands are in the memo tables, `_index_node`/`_value_node`
-        (which ask `index`/`value` for them) do not recurse."""
+        (which ask `index`/`value` for them) do not recurse; the one exception is
+        the index expression under a value (a load's address, an iota), which its
+        node walks itself, so nesting follows gathers (an index computed from a
+        loaded value), not the depth of either DAG."""
         imemo, memo = self.imemo, self.memo
-
-        def done(e):
-            return e in (imemo if e[0] in _INDEX_TAGS else memo)
+        if root[0] in _INDEX_TAGS:
+            def done(e):
+                return e in (imemo if e[0] in _INDEX_TAGS else memo)
+        else:
+            # a value walk leaves index expressions to the nodes using them: a load
+            # emits its address in canonical form (`address`), not as written
+            def done(e):
+                return e[0] in _INDEX_TAGS or e in memo
         for e in postorder(root, done):
             if e[0] in _INDEX_TAGS:
                 imemo[e] = self._index_node(e)
