@@ -27,8 +27,13 @@ def _sources_fingerprint() -> str:
     import hashlib
     import importlib
     h = hashlib.sha256()
-    for name in ("codegen", "values", "products", "ops", "mathlib", "trig_huge", "_coefficients", "blas", "packed_gemm", "runtime",
-                 "target", "compiler"):
-        with open(importlib.import_module(f"{__package__}.{name}").__file__, "rb") as f:
+    here = __package__
+    kernels = here.rsplit(".", 1)[0] + ".kernels"
+    for name in ("codegen", "values", "body_sharing", "products", "ops", "mathlib", "trig_huge", "_coefficients", "blas",
+                 "packed_gemm", "runtime", "target", "compiler"):
+        with open(importlib.import_module(f"{here}.{name}").__file__, "rb") as f:
             h.update(f.read())
+    # the renderer's address canonicalisation lives with the kernel IR
+    with open(importlib.import_module(f"{kernels}.affine").__file__, "rb") as f:
+        h.update(f.read())
     return h.hexdigest()
