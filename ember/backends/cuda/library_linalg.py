@@ -1,0 +1,136 @@
+"""Device library steps of the linear-algebra primitives (`fx/prims/linalg.py`)
+over an array module `xp`: its `linalg` (cuSOLVER through CuPy on the GPU, LAPACK
+through numpy in the host emulation) and its SciPy (`cupyx.scipy.linalg` /
+`scipy.linalg`) for triangular solves.
+
+The results are the reference impls': Cholesky of a matrix that is not positive
+definite is NaN for that matrix only (the module is asked to raise, and the
+batch is then factored matrix by matrix); a module whose routine takes only one
+matrix gets the batch one matrix at a time.  LU (`cupyx.scipy.linalg.lu_factor`
+takes real single matrices and fills singular ones with NaN where LAPACK keeps
+zeros) and the non-symmetric eigendecomposition (no cuSOLVER routine through
+CuPy) stay host steps.
+
+Example:
+    >>> import numpy as np
+    >>> cholesky(np, np.array([[4., 2.], [2., 5.]])).tolist()
+    [[2.0, 0.0], [1.0, 2.0]]
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+_NOT_BATCHED = (ValueError, NotImplementedError, TypeError)
+
+
+def _scipy_linalg(xp):
+    if xp is np:
+        import scipy.linalg as sl
+        return sl
+    import cupyx.scipy.linalg as sl  # the GPU's own: imported only with CuPy
+    return sl
+
+
+def _raising(xp):
+    """A context in which `xp.linalg` raises LinAlgError on a failed factorisation
+    (numpy always does; CuPy only inside `cupyx.errstate(linalg="raise")`)."""
+    if xp is np:
+        return contextlib.nullcontext()
+    import cupyx
+    return cupyx.errstate(linalg="raise")
+
+
+def _per_matrix(xp, fn, a, *rest):
+    """fn applied to each matrix of the batch of `a` (and the matching matrices of
+    `rest`), the results stacked back: for routines that take one matrix."""
+    batch = a.shape[:-2]
+    flat = [x.reshape((-1,) + x.shape[-2:]) for x in (a,) + rest]
+    outs = [fn(*(x[i] for x in flat)) for i in range(flat[0].shape[0])]
+    if not isinstance(outs[0], (tuple, list)):
+        return xp.stack(outs).reshape(batch + outs[0].shape) if outs else None
+    return [xp.stack(col).reshape(batch + col[0].shape) for col in zip(*outs)]
+
+
+def _batched(xp, fn, a):
+    """fn(a) on the whole batch; matrix by matrix where the module takes only one."""
+    if a.ndim <= 2:
+        return fn(a)
+    try:
+        return fn(a)
+    except _NOT_BATCHED:
+        return _per_matrix(xp, fn, a)
+
+
+def cholesky(xp, a):
+    if a.size == 0:
+        return xp.zeros(a.shape, a.dtype)
+
+    def one(m):
+        try:
+            with _raising(xp):
+                return xp.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            return xp.full(m.shape, np.nan, m.dtype)
+    try:
+        with _raising(xp):
+            out = _batched(xp, xp.linalg.cholesky, a)
+    except np.linalg.LinAlgError:   # one matrix failed: NaN for that one only
+        out = one(a) if a.ndim == 2 else _per_matrix(xp, one, a)
+    return out.astype(a.dtype, copy=False)
+
+
+def qr(xp, a, *, full_matrices):
+    mode = "complete" if full_matrices else "reduced"
+    q, r = _batched(xp, lambda m: xp.linalg.qr(m, mode=mode), a)
+    return [q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)]
+
+
+def eigh(xp, a, *, lower):
+    w, v = _batched(xp, lambda m: xp.linalg.eigh(m, UPLO="L" if lower else "U"), a)
+    real = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+    return [v.astype(a.dtype, copy=False), w.astype(real, copy=False)]
+
+
+def svd(xp, a, *, full_matrices, compute_uv):
+    real = np.dtype(a.dtype.char.lower()) if a.dtype.kind == "c" else a.dtype
+    if not compute_uv:
+        return [_batched(xp, lambda m: xp.linalg.svd(m, compute_uv=False), a).astype(real, copy=False)]
+    u, s, vh = _batched(xp, lambda m: xp.linalg.svd(m, full_matrices=full_matrices), a)
+    return [s.astype(real, copy=False), u.astype(a.dtype, copy=False), vh.astype(a.dtype, copy=False)]
+
+
+def triangular_solve(xp, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    """op(a) x = b (or x op(a) = b), a triangular; singular a gives IEEE inf/NaN."""
+    if not left_side:   # x op(a) = b  <=>  op(a)^T x^T = b^T
+        x = triangular_solve(xp, a, xp.swapaxes(b, -1, -2), left_side=True, lower=lower,
+                             transpose_a=not transpose_a, conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
+        return xp.ascontiguousarray(xp.swapaxes(x, -1, -2))
+    if b.size == 0:
+        return xp.zeros(b.shape, b.dtype)
+    if conjugate_a:
+        a = xp.conj(a)
+    if transpose_a:
+        a, lower = xp.swapaxes(a, -1, -2), not lower
+    tri = xp.tril(a) if lower else xp.triu(a)
+    sl = _scipy_linalg(xp)
+
+    def one(t, rhs):
+        try:
+            return sl.solve_triangular(t, rhs, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
+        except np.linalg.LinAlgError:   # LAPACK refuses a zero pivot: substitute, as IEEE would
+            return _substitute(xp, t, rhs, lower, unit_diagonal)
+    x = one(tri, b) if tri.ndim == 2 else _per_matrix(xp, one, tri, b)   # (equal batch dims)
+    return xp.asarray(x).astype(b.dtype, copy=False)
+
+
+def _substitute(xp, t, b, lower, unit_diagonal):
+    """Forward or back substitution row by row (the reference's fallback)."""
+    n = t.shape[-1]
+    x = xp.zeros(b.shape, b.dtype)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for i in (range(n) if lower else range(n - 1, -1, -1)):
+            r = b[i, :] - xp.einsum("j,jk->k", t[i, :], x)
+            x[i, :] = r if unit_diagonal else r / t[i, i]
+    return x
