@@ -6,10 +6,11 @@ through numpy in the host emulation) and its SciPy (`cupyx.scipy.linalg` /
 The results are the reference impls': Cholesky of a matrix that is not positive
 definite is NaN for that matrix only (the module is asked to raise, and the
 batch is then factored matrix by matrix); a module whose routine takes only one
-matrix gets the batch one matrix at a time.  LU (`cupyx.scipy.linalg.lu_factor`
-takes real single matrices and fills singular ones with NaN where LAPACK keeps
-zeros) and the non-symmetric eigendecomposition (no cuSOLVER routine through
-CuPy) stay host steps.
+matrix gets the batch one matrix at a time.  LU runs for real float32/float64
+matrices (what `cupyx.scipy.linalg.lu_factor` takes); a singular matrix, which
+it fills with NaN where LAPACK keeps zeros, is factored again by the reference
+on the host (one flag read back per call).  The non-symmetric eigendecomposition
+(no cuSOLVER routine through CuPy) stays a host step.
 
 Example:
     >>> import numpy as np
@@ -19,8 +20,11 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
+
+from ...fx.prims import linalg as _ref
 
 _NOT_BATCHED = (ValueError, NotImplementedError, TypeError)
 
@@ -134,3 +138,29 @@ def _substitute(xp, t, b, lower, unit_diagonal):
             r = b[i, :] - xp.einsum("j,jk->k", t[i, :], x)
             x[i, :] = r if unit_diagonal else r / t[i, i]
     return x
+
+
+def lu_on_device(eq) -> bool:
+    """The LU steps `lu` serves: real float32/float64 matrices."""
+    return np.dtype(eq.inputs[0].aval.dtype) in (np.float32, np.float64)
+
+
+def lu(xp, a):
+    """[lu, pivots (int32), permutation (int32)] as the reference's (LAPACK getrf)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if a.size == 0:
+        piv = xp.broadcast_to(xp.arange(k, dtype=np.int32), a.shape[:-2] + (k,)).copy()
+        return [xp.zeros(a.shape, a.dtype), piv, _ref._pivots_to_permutation(piv, m, xp)]
+    sl = _scipy_linalg(xp)
+
+    def one(mat):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # singular: U has a zero pivot
+            f, p = sl.lu_factor(mat, check_finite=False)
+        return f, p.astype(np.int32)
+    f, piv = one(a) if a.ndim == 2 else _per_matrix(xp, one, a)
+    if xp is not np and bool(xp.isnan(f).any() & ~xp.isnan(a).any()):
+        # cuSOLVER's singular matrices: the reference's zeros, computed on the host
+        return [xp.asarray(r) for r in _ref.lu_p.impl(a.get())]
+    return [f.astype(a.dtype, copy=False), piv, _ref._pivots_to_permutation(piv, m, xp)]

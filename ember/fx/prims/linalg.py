@@ -430,15 +430,16 @@ def _lu_abstract(a):
             _aval(batch + (m,), _dt.int32)]
 
 
-def _pivots_to_permutation(piv, m):
-    """Apply the row swaps i <-> piv[i] in order to arange(m)."""
+def _pivots_to_permutation(piv, m, xp=np):
+    """Apply the row swaps i <-> piv[i] in order to arange(m) (`xp`: the array
+    module; the CUDA backend passes CuPy)."""
     batch = piv.shape[:-1]
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), batch + (m,)).copy()
+    perm = xp.broadcast_to(xp.arange(m, dtype=np.int32), batch + (m,)).copy()
     if perm.size == 0 or piv.shape[-1] == 0:
         return perm
     flat = perm.reshape(-1, m)
     fpiv = piv.reshape(-1, piv.shape[-1])
-    rows = np.arange(flat.shape[0])
+    rows = xp.arange(flat.shape[0])
     for i in range(fpiv.shape[1]):
         j = fpiv[:, i]
         pi, pj = flat[rows, i].copy(), flat[rows, j].copy()
