@@ -105,39 +105,21 @@ def svd(xp, a, *, full_matrices, compute_uv):
     return [s.astype(real, copy=False), u.astype(a.dtype, copy=False), vh.astype(a.dtype, copy=False)]
 
 
-def triangular_solve(xp, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    """op(a) x = b (or x op(a) = b), a triangular; singular a gives IEEE inf/NaN."""
-    if not left_side:   # x op(a) = b  <=>  op(a)^T x^T = b^T
-        x = triangular_solve(xp, a, xp.swapaxes(b, -1, -2), left_side=True, lower=lower,
-                             transpose_a=not transpose_a, conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
-        return xp.ascontiguousarray(xp.swapaxes(x, -1, -2))
-    if b.size == 0:
-        return xp.zeros(b.shape, b.dtype)
-    if conjugate_a:
-        a = xp.conj(a)
-    if transpose_a:
-        a, lower = xp.swapaxes(a, -1, -2), not lower
-    tri = xp.tril(a) if lower else xp.triu(a)
+def triangular_solve(xp, a, b, **params):
+    """op(a) x = b (or x op(a) = b): the reference's reduction to a left-side solve,
+    here matrix by matrix (cupyx's solve_triangular takes one); a zero pivot that
+    the routine refuses is substituted, as the reference does, and otherwise gives
+    IEEE inf/NaN (the whole batch substituted then, as the reference's)."""
     sl = _scipy_linalg(xp)
 
-    def one(t, rhs):
+    def solve(tri, rhs, lower, unit_diagonal):   # (a and b have equal batch dims)
+        def one(t, r):
+            return sl.solve_triangular(t, r, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
         try:
-            return sl.solve_triangular(t, rhs, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
-        except np.linalg.LinAlgError:   # LAPACK refuses a zero pivot: substitute, as IEEE would
-            return _substitute(xp, t, rhs, lower, unit_diagonal)
-    x = one(tri, b) if tri.ndim == 2 else _per_matrix(xp, one, tri, b)   # (equal batch dims)
-    return xp.asarray(x).astype(b.dtype, copy=False)
-
-
-def _substitute(xp, t, b, lower, unit_diagonal):
-    """Forward or back substitution row by row (the reference's fallback)."""
-    n = t.shape[-1]
-    x = xp.zeros(b.shape, b.dtype)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for i in (range(n) if lower else range(n - 1, -1, -1)):
-            r = b[i, :] - xp.einsum("j,jk->k", t[i, :], x)
-            x[i, :] = r if unit_diagonal else r / t[i, i]
-    return x
+            return one(tri, rhs) if tri.ndim == 2 else _per_matrix(xp, one, tri, rhs)
+        except np.linalg.LinAlgError:
+            return _ref.substitute(tri, rhs, lower, unit_diagonal, xp)
+    return _ref.triangular_solve_with(solve, a, b, xp=xp, **params)
 
 
 def lu_on_device(eq) -> bool:

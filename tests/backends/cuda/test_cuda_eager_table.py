@@ -459,7 +459,9 @@ def test_triangular_solve(dtype, batch):
     b = _matrices(rng, batch, 4, dtype)[..., :, :2]
     singular = a.copy()
     singular[..., 1, 1] = 0   # a zero pivot: LAPACK refuses, the substitution gives inf/NaN
-    for m in (a, singular):
+    one_singular = a.copy()
+    one_singular[(0,) * len(batch) + (2, 2)] = 0   # the whole batch is substituted then
+    for m in (a, singular, one_singular):
         for left_side, lower, transpose_a, conjugate_a, unit in (
                 (True, True, False, False, False), (True, False, True, False, False),
                 (False, True, False, True, False), (False, False, True, True, True)):
