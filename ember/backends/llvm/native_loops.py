@@ -27,10 +27,15 @@ CALL of the interpreter on the inner loop's code, so nested loops are native.
 Called from Python (`NativeLoop(...)(*arrays)`), the prologue reads the
 arrays' addresses from handle slots instead.
 
-Bodies that contain a library step (cond/switch, sort, linalg, a custom rule's
-call: anything not a kernel or a native loop) or a kernel big enough for the
-thread pool fall back to the shared driver (`fx/drivers.py`), which loops in
-Python over the body's executable (`LoopFallback`, with the reason);
+cond/switch (`SwitchSpec`) is the same kind of code without the loop: a
+SWITCH on the index operand jumps to one branch's instructions (its operands
+MOVEd in, its kernels CALLed, its results written in place or copied), so a
+body with a cond stays native, and so does a program's top-level cond.
+
+Bodies (or branches) that contain a library step (sort, linalg, a cond whose
+branch has one: anything not a kernel or a native loop) or a kernel big enough
+for the thread pool fall back to the shared driver (`fx/drivers.py`), which
+loops in Python over the body's executable (`LoopFallback`, with the reason);
 `NativeExecutable.loop_paths()` says which path each loop of a program took.
 A native loop inside a fallback's body is still native.
 
@@ -53,7 +58,7 @@ import threading
 
 import numpy as np
 
-from ...fx.drivers import CallSpec, ScanSpec, loop_spec
+from ...fx.drivers import CallSpec, ScanSpec, SwitchSpec, loop_spec
 from ..kernels.runner import host_library_step
 from . import loop_vm as vm
 
@@ -94,22 +99,26 @@ def bind_library_step(step, compile, compile_body=None):
         return host_library_step(step, compile)
     if isinstance(spec, CallSpec):   # run once: compiled as its caller is
         graphs = [spec.graph]
+    elif isinstance(spec, SwitchSpec):
+        graphs = list(spec.branches)
     else:
         graphs = [spec.body] if isinstance(spec, ScanSpec) else [spec.cond, spec.body]
         compile = compile_body or compile
     built = {}
     reason = None
+    what = "branch" if isinstance(spec, SwitchSpec) else "body"
     for g in graphs:
         if g not in built:
             built[g] = compile(g)
-        reason = reason or _unsupported(built[g])
+        reason = reason or _unsupported(built[g], what)
     if reason is None:
         return NativeLoop(eq, spec, built, step)
     return LoopFallback(host_library_step(step, lambda g: built[g] if g in built else compile(g)), reason)
 
 
-def _unsupported(exe) -> str | None:
-    """Why `exe` (a NativeExecutable) cannot be a native loop body, or None."""
+def _unsupported(exe, what="body") -> str | None:
+    """Why `exe` (a NativeExecutable) cannot be a native loop body (or `what`:
+    a cond's branch), or None."""
     from .executable import DATA_OFFSET, _K_INLINE, _K_LOOP, _LIB
     if DATA_OFFSET is None:
         return "numpy arrays' data pointers cannot be read natively on this interpreter"
@@ -117,9 +126,9 @@ def _unsupported(exe) -> str | None:
         if d.kind == _K_LOOP:
             continue    # an inner native loop: called from the loop code like a kernel
         if d.kind == _LIB:
-            return f"the body has a library step ({d.step.eq.prim.name})"
+            return f"the {what} has a library step ({d.step.eq.prim.name})"
         if d.kind != _K_INLINE:
-            return f"the body's kernel {d.step.name} is split over the thread pool"
+            return f"the {what}'s kernel {d.step.name} is split over the thread pool"
     return None
 
 
@@ -234,6 +243,8 @@ class NativeLoop:
                     self._literals[k] = lay.array(aval.shape, aval.dtype, fill=a[1])
         if isinstance(spec, CallSpec):
             self._call(lay, built[spec.graph], data)
+        elif isinstance(spec, SwitchSpec):
+            self._switch(lay, [built[b] for b in spec.branches], data)
         elif isinstance(spec, ScanSpec):
             self._scan(lay, built[spec.body], data)
         else:
@@ -311,10 +322,15 @@ class NativeLoop:
         self._finish_bodies(lay, [body])
 
     def _call(self, lay, exe, data):
-        """One run of the graph: results written by a kernel in place, the others copied."""
+        """One run of the graph (jit_call, remat, a custom rule's call)."""
+        self._finish_bodies(lay, [self._run_once(lay, exe, data, 0)])
+
+    def _run_once(self, lay, exe, data, first):
+        """One run of `exe` on the operands from `first` on: results written by a
+        kernel in place, the others copied.  Returns its `_Body`."""
         body = _Body(lay, exe)
-        for k in range(self.n_in):
-            lay.emit(vm.MOVE, body.input_slot(k), data[k])
+        for k in range(self.n_in - first):
+            lay.emit(vm.MOVE, body.input_slot(k), data[first + k])
         d_out = data[self.n_in:]
         copies = []
         for j in range(self.n_out):
@@ -328,7 +344,25 @@ class NativeLoop:
         for j in copies:
             aval = self.out_avals[j]
             lay.emit(vm.COPY, d_out[j], body.out_loc(lay, j, aval), _nbytes(aval))
-        self._finish_bodies(lay, [body])
+        return body
+
+    def _switch(self, lay, exes, data):
+        """cond/switch (`SwitchSpec`): SWITCH on the index operand into a table of
+        jumps, each to one branch run once (on the operands after the index),
+        then to the end."""
+        index = self.in_avals[0]
+        dt = np.dtype(index.dtype)
+        table = lay.emit(vm.SWITCH, data[0], len(exes), -1, dt.itemsize, int(dt.kind == "i"))
+        lay.code[table][3] = len(lay.code)
+        jumps = [lay.emit(vm.JUMP, -1) for _ in exes]
+        ends, bodies = [], []
+        for jump, exe in zip(jumps, exes):
+            lay.code[jump][1] = len(lay.code)
+            bodies.append(self._run_once(lay, exe, data, 1))
+            ends.append(lay.emit(vm.JUMP, -1))
+        for e in ends:
+            lay.code[e][1] = len(lay.code)
+        self._finish_bodies(lay, bodies)
 
     def _while(self, lay, cexe, bexe, data):
         spec = self.spec
