@@ -2,8 +2,9 @@
 
 Measures, each for ember and JAX in the same run (medians of interleaved rounds):
 
-- per-iteration overhead of a tiny scan body and a tiny while_loop body
-  (the time difference between a long and a short loop, per extra iteration);
+- per-iteration overhead of a tiny scan body, a tiny while_loop body and a
+  tiny scan body with a `cond` on its carry (the time difference between a
+  long and a short loop, per extra iteration);
 - `jit(grad)` of a tanh RNN through `scan` (hidden 32, batch 8, T = 100 and 1000, float32);
 - `jit(grad)` through a fixed-point solver (`while_loop` + `custom_vjp`, n = 64).
 
@@ -73,6 +74,16 @@ def _block(out):
 def tiny_scan(lib, scan):
     def f(c, xs):
         return scan(lambda c, x: (c * 0.5 + x, c), c, xs)
+    return f
+
+
+def cond_scan(cond, scan):
+    """A tiny body that branches on its carry every iteration."""
+    def f(c, xs):
+        def body(c, x):
+            c = cond(c > 1.0, lambda c: c * 0.5 - x, lambda c: c + x, c)
+            return c, c
+        return scan(body, c, xs)
     return f
 
 
@@ -160,8 +171,12 @@ def main():
 
     cases["scan us/iter"] = [("ember", overhead("scan", E, lambda: ember.jit(tiny_scan(enp, ember.scan))))]
     cases["while us/iter"] = [("ember", overhead("while", E, lambda: ember.jit(tiny_while(enp, ember.while_loop))))]
+    cases["scan+cond us/iter"] = [("ember", overhead("scan", E, lambda: ember.jit(cond_scan(ember.lax.cond,
+                                                                                              ember.scan))))]
     if jax is not None:
         cases["scan us/iter"].append(("jax", overhead("scan", J, lambda: jax.jit(tiny_scan(jnp, jax.lax.scan)))))
+        cases["scan+cond us/iter"].append(
+            ("jax", overhead("scan", J, lambda: jax.jit(cond_scan(jax.lax.cond, jax.lax.scan)))))
         cases["while us/iter"].append(
             ("jax", overhead("while", J, lambda: jax.jit(tiny_while(jnp, jax.lax.while_loop)))))
 

@@ -28,9 +28,11 @@ Called from Python (`NativeLoop(...)(*arrays)`), the prologue reads the
 arrays' addresses from handle slots instead.
 
 cond/switch (`SwitchSpec`) is the same kind of code without the loop: a
-SWITCH on the index operand jumps to one branch's instructions (its operands
-MOVEd in, its kernels CALLed, its results written in place or copied), so a
-body with a cond stays native, and so does a program's top-level cond.
+SWITCH on the index operand jumps to one branch's instructions (its kernels
+CALLed on the operands' slots, its results written in place or copied), so a
+body with a cond stays native, and so does a program's top-level cond.  A cond
+or a call of a sub-graph inside a body is inlined into the body's code (no
+interpreter call, no operand binding per run).
 
 Bodies (or branches) that contain a library step (sort, linalg, a cond whose
 branch has one: anything not a kernel or a native loop) or a kernel big enough
@@ -58,6 +60,7 @@ import threading
 
 import numpy as np
 
+from ...fx import trampoline
 from ...fx.drivers import CallSpec, ScanSpec, SwitchSpec, loop_spec
 from ..kernels.runner import host_library_step
 from . import loop_vm as vm
@@ -144,8 +147,9 @@ class _Layout:
         self.n_slots = 0
         self.code = []          # [op, a, b, c, d, e] with table / storage placeholders
         self.storage = []       # (slot, shape, dtype, fill or None): arrays a state allocates
-        self.tables = []        # (first slot, n): kernel tables a state allocates
+        self.tables = []        # the _Body of each kernel table a state allocates
         self.inner = []         # inner NativeLoops, each with a state per state of this loop
+        self.bodies = []        # the _Body of every program placed here (inlined ones too)
 
     def slot(self, n=1) -> int:
         s = self.n_slots
@@ -168,11 +172,16 @@ class _Body:
 
     def __init__(self, lay: _Layout, exe):
         self.exe = exe
+        lay.bodies.append(self)
         prog = exe.program
         self.prog = prog
-        self.base = lay.slot(max(len(prog.buffers), 1))
+        self.n_table = max(len(prog.buffers), 1)
+        self.base = lay.slot(self.n_table)
         self.table = len(lay.tables)
-        lay.tables.append((self.base, max(len(prog.buffers), 1)))
+        lay.tables.append(self)
+        # buffer -> a slot of the caller's: an inlined program's operands and in-place
+        # results, whose table entries point at the caller's slots (no MOVE per run)
+        self.alias = {}
         self.consts = {b: c for b, c in exe.const_slots}
         self.kernel_written = {o for d in exe._steps for o in d.outputs}
         self.inputs = set(prog.inputs)
@@ -180,10 +189,10 @@ class _Body:
         self.own = set()        # kernel-written outputs given storage of their own
 
     def s(self, b) -> int:
-        return self.base + b
+        return self.alias.get(b, self.base + b)
 
     def input_slot(self, k) -> int:
-        return self.base + self.prog.inputs[k]
+        return self.s(self.prog.inputs[k])
 
     def out_loc(self, lay, j, aval):
         """The slot holding body output j's data pointer after the body ran."""
@@ -192,13 +201,23 @@ class _Body:
             return lay.array(aval.shape, aval.dtype, fill=o[1])
         if o not in self.inputs and o not in self.consts and o not in self.placed:
             self.own.add(o)   # written by a kernel (or empty): storage of its own
-        return self.base + o
+        return self.s(o)
 
     def emit_run(self, lay, bufs):
-        """The body's kernels in order (reduction identities copied in first);
-        an inner native loop is a CALL of the interpreter on its own code."""
+        """The body's kernels in order (reduction identities copied in first); an
+        inner native loop is a CALL of the interpreter on its own code, an inner
+        cond/switch or call of a sub-graph is inlined: this generator yields
+        ``(inner NativeLoop, its operand and result slots)`` for `_emit` to
+        translate in place (nested branches on `_emit`'s stack, not recursion)."""
         from .executable import _K_LOOP
         for d in self.exe._steps:
+            if d.kind == _K_LOOP and isinstance(d.loop.spec, _INLINED):
+                inner = d.loop
+                data = [self.s(a) if type(a) is int else
+                        lay.array(inner.in_avals[k].shape, inner.in_avals[k].dtype, fill=a[1])
+                        for k, a in enumerate(d.step.args)]
+                yield inner, data + [self.s(o) for o in d.step.outputs]
+                continue
             if d.kind == _K_LOOP:
                 lay.inner.append(d.loop)
                 q = len(lay.inner) - 1
@@ -208,6 +227,21 @@ class _Body:
                 ident = lay.array(bufs[b].shape, bufs[b].dtype, fill=v)
                 lay.emit(vm.COPY, self.s(b), ident, bufs[b].size * bufs[b].dtype.itemsize)
             lay.emit(vm.CALL, d.addr, 0, d.total, ("table", self.table))
+
+
+# specs translated into their caller's loop code rather than CALLed as a loop of their own:
+# no prologue to bind operands and no second interpreter frame per run (a cond in a scan
+# body: ~60-70 -> ~26-35 ns per iteration, a body without one ~17-21 ns); the inlined
+# program's table entries point at the caller's slots for its operands and in-place
+# results (`_Body.alias`), so a run costs no MOVEs either
+_INLINED = (SwitchSpec, CallSpec)
+
+
+def _emit(lay, gen):
+    """Run an emitting generator (`_Body.emit_run`, `NativeLoop._run_once`,
+    `NativeLoop._switch`) to its end, translating the inner branches and calls it
+    yields into `lay` on an explicit stack (`fx.trampoline`)."""
+    return trampoline.run(gen, lambda req: req[0]._inline(lay, req[1]))
 
 
 class _State:
@@ -241,15 +275,15 @@ class NativeLoop:
                 if type(a) is not int:
                     aval = self.in_avals[k]
                     self._literals[k] = lay.array(aval.shape, aval.dtype, fill=a[1])
-        if isinstance(spec, CallSpec):
-            self._call(lay, built[spec.graph], data)
-        elif isinstance(spec, SwitchSpec):
-            self._switch(lay, [built[b] for b in spec.branches], data)
+        self._built = built
+        if isinstance(spec, (SwitchSpec, CallSpec)):   # no loop: the same code as when inlined
+            _emit(lay, self._inline(lay, data))
         elif isinstance(spec, ScanSpec):
             self._scan(lay, built[spec.body], data)
         else:
             self._while(lay, built[spec.cond], built[spec.body], data)
         lay.emit(vm.END)
+        self._finish_bodies(lay)
         self._lock = threading.Lock()
         self._state = None
 
@@ -309,7 +343,7 @@ class NativeLoop:
                 lay.emit(vm.OFFSET, body.s(o), d_out[nk + k], row, ctr, rev)
             else:
                 copies.append((k, row, y_aval))
-        body.emit_run(lay, bufs)
+        _emit(lay, body.emit_run(lay, bufs))
         for k, row, y_aval in copies:
             src = body.out_loc(lay, nk + k, y_aval)
             tmp = lay.slot()
@@ -319,50 +353,51 @@ class NativeLoop:
         lay.emit(vm.INC, ctr)
         lay.emit(vm.JUMP, top)
         lay.code[top][3] = len(lay.code)
-        self._finish_bodies(lay, [body])
 
-    def _call(self, lay, exe, data):
-        """One run of the graph (jit_call, remat, a custom rule's call)."""
-        self._finish_bodies(lay, [self._run_once(lay, exe, data, 0)])
+    def _inline(self, lay, data):
+        """Emit this cond/switch or call of a sub-graph into `lay`, its operands and
+        results the data pointers in slots `data` (a generator, see `_emit`)."""
+        if isinstance(self.spec, SwitchSpec):
+            yield from self._switch(lay, [self._built[b] for b in self.spec.branches], data)
+        else:
+            yield from self._run_once(lay, self._built[self.spec.graph], data, 0)
 
     def _run_once(self, lay, exe, data, first):
         """One run of `exe` on the operands from `first` on: results written by a
-        kernel in place, the others copied.  Returns its `_Body`."""
+        kernel in place, the others copied (a generator, see `_emit`)."""
         body = _Body(lay, exe)
         for k in range(self.n_in - first):
-            lay.emit(vm.MOVE, body.input_slot(k), data[first + k])
+            body.alias[exe.program.inputs[k]] = data[first + k]
         d_out = data[self.n_in:]
         copies = []
         for j in range(self.n_out):
             o = exe.program.outputs[j]
             if type(o) is int and o in body.kernel_written and o not in body.placed:
                 body.placed.add(o)
-                lay.emit(vm.MOVE, body.s(o), d_out[j])
+                body.alias[o] = d_out[j]
             else:
                 copies.append(j)
-        body.emit_run(lay, exe.program.buffers)
+        yield from body.emit_run(lay, exe.program.buffers)
         for j in copies:
             aval = self.out_avals[j]
             lay.emit(vm.COPY, d_out[j], body.out_loc(lay, j, aval), _nbytes(aval))
-        return body
 
     def _switch(self, lay, exes, data):
         """cond/switch (`SwitchSpec`): SWITCH on the index operand into a table of
         jumps, each to one branch run once (on the operands after the index),
-        then to the end."""
+        then to the end (a generator, see `_emit`)."""
         index = self.in_avals[0]
         dt = np.dtype(index.dtype)
         table = lay.emit(vm.SWITCH, data[0], len(exes), -1, dt.itemsize, int(dt.kind == "i"))
         lay.code[table][3] = len(lay.code)
         jumps = [lay.emit(vm.JUMP, -1) for _ in exes]
-        ends, bodies = [], []
+        ends = []
         for jump, exe in zip(jumps, exes):
             lay.code[jump][1] = len(lay.code)
-            bodies.append(self._run_once(lay, exe, data, 1))
+            yield from self._run_once(lay, exe, data, 1)
             ends.append(lay.emit(vm.JUMP, -1))
         for e in ends:
             lay.code[e][1] = len(lay.code)
-        self._finish_bodies(lay, bodies)
 
     def _while(self, lay, cexe, bexe, data):
         spec = self.spec
@@ -376,19 +411,18 @@ class NativeLoop:
             lay.emit(vm.MOVE, body.input_slot(k), data[cnc + k])
         self._carry_in(lay, [(cond, cnc), (body, bnc)], data[cnc + bnc:], d_out, nk)
         top = len(lay.code)
-        cond.emit_run(lay, cexe.program.buffers)
+        _emit(lay, cond.emit_run(lay, cexe.program.buffers))
         flag = cond.out_loc(lay, 0, spec.cond.out_avals[0])
         exit_ = lay.emit(vm.BRFALSE, flag, -1)
-        body.emit_run(lay, bexe.program.buffers)
+        _emit(lay, body.emit_run(lay, bexe.program.buffers))
         self._update_carries(lay, body, 0, nk, bnc)
         lay.emit(vm.JUMP, top)
         lay.code[exit_][2] = len(lay.code)
-        self._finish_bodies(lay, [cond, body])
 
-    def _finish_bodies(self, lay, bodies):
+    def _finish_bodies(self, lay):
         """Storage for each body's arena, constants and own outputs (filled per state)."""
-        self._bodies = bodies
-        for body in bodies:
+        self._bodies = lay.bodies
+        for body in lay.bodies:
             bufs = body.prog.buffers
             for o in sorted(body.own):
                 lay.storage.append((body.s(o), bufs[o].shape, bufs[o].dtype, None))
@@ -431,8 +465,8 @@ class NativeLoop:
         st.slots = np.zeros(max(lay.n_slots, 1), np.int64)
         base_addr = st.slots.ctypes.data
         tables = []
-        for first, n in lay.tables:
-            t = base_addr + 8 * (first + np.arange(n, dtype=np.int64))
+        for body in lay.tables:
+            t = base_addr + 8 * np.array([body.s(b) for b in range(body.n_table)], np.int64)
             st.keep.append(t)
             tables.append(t.ctypes.data)
         for s, shape, dtype, fill in lay.storage:
