@@ -17,6 +17,12 @@ Measured on a 2-core znver3 VM (AVX2, load ~1.3), medians of 5 (3 for the driver
     rnn grad T=1000 ms              28.4            3.27          8.2
     fixed-point jit(grad) ms         0.306          0.029         0.034-0.038
 
+The scan with a `cond` body (the branch run natively by the loop VM's SWITCH since
+2026-12-02; before, the whole scan fell back to the Python driver), same VM,
+load 0.8-1.5, two interleaved runs of each, medians of 7:
+
+    scan+cond us/iter                8.14-8.17      0.027-0.030   0.006
+
 Run: ``python benchmarks/bench_loops.py [--rounds N]`` (JAX is optional: without
 it only ember's numbers print).  To compare with the Python driver, run the
 same script against a checkout without native loops (``PYTHONPATH=/path/to/it``).
