@@ -289,3 +289,25 @@ def test_half_precision_and_integer_branches():
     for dt in (np.float16, np.int16):
         xs = np.arange(1, 7, dtype=dt).reshape(3, 2)
         assert check(f, (np.ones(2, dt), np.int32(0)), xs) == [("scan", "native")]
+
+
+def test_edge_cases():
+    """One branch, no operands, empty operands, results that are an operand twice,
+    and a branch result that is both the new carry and two stacked outputs."""
+    x = np.arange(3, dtype=np.float32)
+    assert check(lambda i, x: lax.switch(i, [lambda u: u * 2.0], x), np.int32(3), x) == [("cond", "native")]
+    assert check(lambda p: lax.cond(p, lambda: enp.ones(3) * 2.0, lambda: enp.zeros(3)), False) == \
+        [("cond", "native")]
+    for p in (True, False):
+        assert check(lambda p, x: lax.cond(p, lambda u: (u, u), lambda u: (u * 2.0, u * 2.0), x), p, x) == \
+            [("cond", "native")]
+    empty = np.zeros((0, 3), np.float32)
+    assert check(lambda p, e: lax.cond(p, lambda u: u + 1.0, lambda u: u * 2.0, e), True, empty) == \
+        [("cond", "native")]
+
+    def g(xs):
+        def body(c, x):
+            y = lax.switch(x.astype(np.int32), [lambda c: c + x, lambda c: c * x, lambda c: c - x], c)
+            return y, (y, y, np.float32(5.0))
+        return ember.scan(body, np.float32(1), xs)
+    assert check(g, np.array([0.0, 1.0, 2.0, 5.0, -3.0], np.float32)) == [("scan", "native")]
