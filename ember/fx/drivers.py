@@ -121,7 +121,15 @@ class SwitchSpec(NamedTuple):
     """What cond/switch does: the operands are the index (an integer scalar) and
     the branches' operands; branch ``min(max(index, 0), len(branches) - 1)``
     runs on them and its outputs are the results (cond's false branch is
-    branches[0])."""
+    branches[0]).
+
+    Example:
+        >>> import ember
+        >>> g = ember.make_graph(lambda p, x: ember.cond(p, lambda u: u + 1.0, lambda u: u - 1.0, x))(True, 1.0)
+        >>> eq = next(e for e in g.equations if e.prim.name == "cond")
+        >>> len(loop_spec(eq.prim, eq.params).branches)
+        2
+    """
     branches: tuple
 
 

@@ -262,9 +262,9 @@ class _State:
 
 class NativeLoop:
     """A scan or while_loop run by the native loop interpreter (module docstring),
-    or a single call of a sub-graph (jit_call, remat, a custom rule's call: the
-    same code without the loop).  Called with the operands (numpy arrays),
-    returns the results."""
+    or a cond/switch or a single call of a sub-graph (jit_call, remat, a custom
+    rule's call: the same code without the loop).  Called with the operands
+    (numpy arrays), returns the results."""
 
     def __init__(self, eq, spec, built, step=None):
         self.spec = spec
