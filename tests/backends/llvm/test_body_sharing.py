@@ -152,3 +152,23 @@ def test_one_recomputation_function_per_module():
     big = [x * 1e154 for x in xs]             # products overflow: the recomputation runs
     _check(f, *big, exact=False)
     _check(f, *xs, exact=False)
+
+
+def test_shared_bodies_in_a_loop_body(checked_text):
+    # a scan body (a hot program, run by the native loop) stacking stored pieces
+    # for a product, as a Taylor rule does: the copies into the stack share a body
+    from ember import lax
+    w = np.random.default_rng(4).standard_normal((16, 16)) / 4
+
+    def f(c0, xs):
+        def step(c, x):
+            ys = [enp.tanh(c + x)]
+            for k in range(1, 4):
+                ys.append(enp.tanh(ys[-1] * ys[0] + ys[k - 1] * (1.0 / k)) * x)
+            h = enp.stack(ys) @ w
+            return enp.tanh(h[0] + h[3]), enp.sum(h)
+        return lax.scan(step, c0, xs)
+    c0 = np.linspace(-1, 1, 16).reshape(1, 16)
+    xs = np.random.default_rng(3).standard_normal((6, 1, 16))
+    _check(f, c0, xs, exact=False)
+    assert any(len(_bodies(t)) < len(re.findall(r'^define void', t, re.M)) for t in checked_text)
