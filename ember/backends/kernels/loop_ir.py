@@ -550,6 +550,22 @@ class LibraryStep:
 
 
 @dataclass
+class CollectiveStart(LibraryStep):
+    """The first half of a collective split for overlap (`Target.async_collectives`):
+    posts the reduction of its operand (`args`) and returns at once; its one output
+    is a token buffer (a 0-d object array holding the communicator's `Pending`)
+    that the matching `CollectiveWait` reads.  Being a library step whose output
+    outlives it, its operand's buffer stays allocated until the wait (the
+    communicator reads it while the message is in flight)."""
+
+
+@dataclass
+class CollectiveWait(LibraryStep):
+    """The second half: waits for the reduction the token (`args`) names and
+    writes its result (`outputs`), the value the unsplit collective gives."""
+
+
+@dataclass
 class Program:
     buffers: list
     inputs: list       # buffer ids of the graph inputs (after consts)

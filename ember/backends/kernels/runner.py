@@ -26,7 +26,8 @@ from ...fx.core import PRIMITIVES
 from ...fx.prims.reduce import reduction_identity
 from ...fx.drivers import driver
 from .kinds import is_expensive
-from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel, RowKernel, ScatterKernel
+from .loop_ir import (CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel,
+                      RowKernel, ScatterKernel)
 from .walk import unique_nodes
 
 KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
@@ -201,9 +202,29 @@ def host_library_step(step, compile):
         [[1.0, 2.0]]
     """
     eq = step.eq
+    if isinstance(step, CollectiveStart):
+        return _starter(eq)
+    if isinstance(step, CollectiveWait):
+        return _wait_token
     run = driver(eq.prim, eq.params, compile)
     if run is None:
         impl, params = eq.prim.impl, eq.params
         run = lambda *vals: impl(*vals, **params)  # noqa: E731
     return run
 
+
+
+def _starter(eq):
+    """A collective's start: post it, and hand its `Pending` on in a token (a 0-d
+    object array, so it travels through the program's buffers like any value)."""
+    start, params = eq.prim.start_impl, eq.params
+
+    def run(*vals):
+        token = np.empty((), dtype=object)
+        token[()] = start(*vals, **params)
+        return token
+    return run
+
+
+def _wait_token(token):
+    return token[()].wait()
