@@ -59,8 +59,8 @@ def buckets(avals, bucket_bytes: int = DEFAULT_BUCKET_BYTES) -> list:
 def all_reduce_gradients(grads, axis_name="batch", *, mean: bool = True,
                          bucket_bytes: int = DEFAULT_BUCKET_BYTES):
     """The mean (or sum) of `grads` over the members of `axis_name`, reduced in
-    buckets of about `bucket_bytes` bytes (see `buckets`; smaller buckets start
-    sooner in a compiled step, larger ones make fewer calls).
+    buckets of about `bucket_bytes` bytes filled from the last leaf (smaller
+    buckets start sooner in a compiled step, larger ones make fewer calls).
 
     Example:
         >>> import ember, ember.numpy as enp
