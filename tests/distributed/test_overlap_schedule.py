@@ -186,3 +186,39 @@ def test_buckets_partition_the_leaves_by_dtype_within_the_size(leaves, limit):
         assert len(g) == 1 or nbytes <= limit
     # buckets open in reverse leaf order: their first leaves decrease
     assert [g[0] for g in groups] == sorted((g[0] for g in groups), reverse=True)
+
+
+class _LateReadingWorld:
+    """Two mirrored ranks whose reduction reads its operand only when waited for,
+    as MPI may: if the program reused the operand's memory while the reduction
+    is in flight, the overlapped result would differ from the blocking one."""
+    rank, size = 0, 2
+
+    def __init__(self):
+        self.in_flight = 0
+
+    def allreduce(self, x, op):
+        return np.asarray(x) * np.asarray(2, np.asarray(x).dtype)
+
+    def start_allreduce(self, x, op):
+        from ember.distributed._comm import Pending
+        self.in_flight += 1
+        return Pending(lambda: (self.__setattr__("in_flight", self.in_flight - 1), self.allreduce(x, op))[1])
+
+
+def test_an_operand_in_flight_keeps_its_memory_until_the_wait(overlap_setting):
+    from ember.fx import axis_env
+    p, x, y = _params(2)
+    results = {}
+    for overlap in (True, False):
+        config.update("overlap_collectives", overlap)
+        f = ember.jit(_step)
+        world = _LateReadingWorld()
+        with axis_env.bind_axis("batch", 2, comm=world):
+            q = p
+            for _ in range(3):
+                q = f(q, x, y)
+        assert world.in_flight == 0
+        results[overlap] = q
+    for k in p:
+        np.testing.assert_array_equal(np.asarray(results[True][k]), np.asarray(results[False][k]), err_msg=k)

@@ -140,6 +140,7 @@ def plan_arena(program, kernel_out: dict, out_ids, align: int = 64) -> tuple[dic
             if type(b) is int:
                 end[b] = i
     # a library result may be a view of its operands: they live as long as it does
+    # (a collective start's token too: its operand is read until the wait)
     for i in range(n_steps - 1, -1, -1):
         step = program.steps[i]
         if isinstance(step, LibraryStep):
