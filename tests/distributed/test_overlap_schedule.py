@@ -222,3 +222,19 @@ def test_an_operand_in_flight_keeps_its_memory_until_the_wait(overlap_setting):
         results[overlap] = q
     for k in p:
         np.testing.assert_array_equal(np.asarray(results[True][k]), np.asarray(results[False][k]), err_msg=k)
+
+
+def test_a_step_that_overwrites_an_operand_in_flight_runs_after_the_wait():
+    from ember.backends.kernels.loop_ir import MapKernel
+    from ember.backends.kernels.overlap import overlap_collectives, split_collective
+    from ember.fx.ir import Equation
+    from ember.fx.prims.collective import psum_p
+    f32 = np.dtype(np.float32)
+    fill = lambda name, out, src: MapKernel(name, out, (4,), ("load", src, ("v", 0), f32), [src])  # noqa: E731
+    start, wait = split_collective(Equation(psum_p, [], [], {"axis_name": "batch"}), [1], [3],
+                                   lambda *b: 2)
+    # as the scheduler emits them: the wait right after its start
+    steps = [fill("make", 1, 0), start, wait, fill("other", 4, 0), fill("overwrite", 1, 0),
+             fill("use", 5, 3)]
+    names = [getattr(s, "name", type(s).__name__) for s in overlap_collectives(steps)]
+    assert names == ["make", "CollectiveStart", "other", "CollectiveWait", "overwrite", "use"]

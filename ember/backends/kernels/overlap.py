@@ -98,9 +98,17 @@ def _predecessors(steps) -> list:
     last_writer: dict = {}
     readers: dict = {}
     prev_ordered = None
+    in_flight: dict = {}   # token -> the operands its start posted
     for i, s in enumerate(steps):
         p = set()
-        for b in s.inputs:
+        reads = list(s.inputs)
+        if isinstance(s, CollectiveStart):
+            in_flight[s.outputs[0]] = reads
+        elif isinstance(s, CollectiveWait):
+            # the communicator reads the operands until the wait: a step that
+            # overwrites one must follow the wait, not just the start
+            reads += in_flight.get(s.args[0], [])
+        for b in reads:
             if b in last_writer:
                 p.add(last_writer[b])
         for b in s.outputs:
@@ -113,7 +121,7 @@ def _predecessors(steps) -> list:
             prev_ordered = i
         p.discard(i)
         preds.append(sorted(p))
-        for b in s.inputs:
+        for b in reads:
             readers.setdefault(b, []).append(i)
         for b in s.outputs:
             last_writer[b] = i
