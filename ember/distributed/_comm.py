@@ -61,17 +61,23 @@ def host_staged(method):
 class Pending:
     """An all-reduce in flight: `wait()` blocks until it completes (or raises
     `DistributedError` after the communicator's timeout) and returns the result;
-    a second `wait()` returns it again.
+    a second `wait()` returns it again.  `progress()` lets the engine move it on
+    without blocking (MPI without a progress thread advances a large message
+    only inside MPI calls: a compiled program calls it between its big kernels).
 
     Example:
         >>> import numpy as np
         >>> LocalCommunicator().start_allreduce(np.ones(2, np.float32), "sum").wait().tolist()
         [1.0, 1.0]
     """
-    __slots__ = ("_finish", "_result")
+    __slots__ = ("_finish", "_result", "_progress")
 
-    def __init__(self, finish):
-        self._finish, self._result = finish, None
+    def __init__(self, finish, progress=None):
+        self._finish, self._result, self._progress = finish, None, progress
+
+    def progress(self) -> None:
+        if self._finish is not None and self._progress is not None:
+            self._progress()
 
     def wait(self):
         if self._finish is not None:
@@ -187,7 +193,7 @@ class MPICommunicator:
                 import cupy
                 return cupy.asarray(res)
             return res
-        return Pending(finish)
+        return Pending(finish, lambda: self._MPI.Request.Testall([req]))
 
     @host_staged
     def allgather(self, x: np.ndarray) -> np.ndarray:

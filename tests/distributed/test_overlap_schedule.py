@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import ember
 import ember.numpy as enp
 from ember import config, debug, distributed as dist, lax
-from ember.backends.kernels import CollectiveStart, CollectiveWait, GemmKernel, LibraryStep
+from ember.backends.kernels import CollectiveProgress, CollectiveStart, CollectiveWait, GemmKernel, LibraryStep
 from ember.distributed._gradients import buckets
 from ember.fx.core import AbstractArray
 
@@ -85,6 +85,11 @@ def test_each_start_precedes_later_backward_kernels_and_its_wait_follows_them():
     # the first bucket (the last layer's gradients) starts before the first layer's
     # weight gradient exists: that product comes later
     assert starts[0] < max(gemms)
+    # after each product run while reductions are in flight, MPI gets to move them on
+    for g in gemms:
+        tokens = {steps[t].outputs[0] for t in starts if t < g < waits[steps[t].outputs[0]]}
+        if tokens:
+            assert isinstance(steps[g + 1], CollectiveProgress) and set(steps[g + 1].args) == tokens
 
 
 def test_the_blocking_program_keeps_one_step_where_the_reduction_was_traced():
@@ -130,8 +135,8 @@ def test_callbacks_and_collectives_keep_their_program_order(overlap_setting):
 
     x = enp.asarray(np.linspace(0, 1, 5, dtype=np.float32))
     steps = _program(fn, x).steps
-    names = [("start" if isinstance(s, CollectiveStart) else s.eq.prim.name)
-             for s in steps if isinstance(s, LibraryStep) and not isinstance(s, CollectiveWait)]
+    names = [("start" if isinstance(s, CollectiveStart) else s.eq.prim.name) for s in steps
+             if isinstance(s, LibraryStep) and not isinstance(s, (CollectiveWait, CollectiveProgress))]
     assert names == ["debug_callback", "start", "debug_callback", "start"], names
     with dist.process_axis("batch"):
         out = ember.jit(fn)(x)

@@ -566,6 +566,12 @@ class CollectiveWait(LibraryStep):
 
 
 @dataclass
+class CollectiveProgress(LibraryStep):
+    """Between the halves, after a long step: lets the communicator move the
+    reductions in flight (`args`: their tokens) on without waiting; no outputs."""
+
+
+@dataclass
 class Program:
     buffers: list
     inputs: list       # buffer ids of the graph inputs (after consts)

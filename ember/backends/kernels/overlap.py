@@ -12,7 +12,12 @@ result (`split_collective`).  `overlap_collectives` then reorders the steps:
   pass of earlier layers), starts taken in program order;
 - each wait runs just before the first step that depends on it (the
   optimiser's update), or at the end;
-- every other step keeps its relative order.
+- every other step keeps its relative order;
+- after each long step (a product, a convolution, a host library step) that
+  runs while reductions are in flight, a `CollectiveProgress` step lets the
+  communicator move them on: MPI without a progress thread advances a large
+  message only inside MPI calls, so without these the transfer would wait for
+  the wait.
 
 Dependencies are those of the buffers each step reads and writes (read after
 write, write after read, write after write), so the new order computes the same
@@ -35,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...fx.ir import ClosedGraph
-from .loop_ir import CollectiveStart, CollectiveWait, LibraryStep
+from .loop_ir import CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep
 
 
 def splits(eq, target) -> bool:
@@ -172,9 +177,29 @@ def overlap_collectives(steps: list) -> list:
                 first[p] = min(first[p], position[j])
     for w in sorted(waits):
         due.setdefault(first[w], []).append(w)
-    out = []
+    ordered = []
     for k, i in enumerate(rest):
-        out.extend(steps[w] for w in due.get(k, ()))
-        out.append(steps[i])
-    out.extend(steps[w] for w in due.get(len(rest), ()))
+        ordered.extend(steps[w] for w in due.get(k, ()))
+        ordered.append(steps[i])
+    ordered.extend(steps[w] for w in due.get(len(rest), ()))
+    return _with_progress(ordered)
+
+
+def _long(step) -> bool:
+    return isinstance(step, (GemmKernel, ConvKernel)) or (
+        isinstance(step, LibraryStep) and not isinstance(step, (CollectiveStart, CollectiveWait)))
+
+
+def _with_progress(steps) -> list:
+    """A `CollectiveProgress` over the tokens in flight after each long step."""
+    out, flying = [], {}   # token -> its start
+    for s in steps:
+        out.append(s)
+        if isinstance(s, CollectiveStart):
+            flying[s.outputs[0]] = s
+        elif isinstance(s, CollectiveWait):
+            flying.pop(s.args[0], None)
+        elif flying and _long(s):
+            first = next(iter(flying.values()))
+            out.append(CollectiveProgress(first.eq, list(flying), []))
     return out

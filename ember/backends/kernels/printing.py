@@ -12,7 +12,7 @@ import numpy as np
 
 from ...dtypes import short_name
 from ...fx.ir import constant_key
-from .loop_ir import operands, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
+from .loop_ir import operands, CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
 def format_index(e) -> str:
@@ -124,9 +124,10 @@ def format_program(prog: Program) -> str:
             ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.args)
             outs = ", ".join(f"b{o}" for o in s.outputs)
             name = s.eq.prim.name
-            half = "start" if isinstance(s, CollectiveStart) else "wait" if isinstance(s, CollectiveWait) else ""
-            if half:     # the two halves of an overlapped collective (overlap.py)
-                lines.append(f"library {name} ({half}): {outs} = {name}_{half}({ins})")
+            half = ("start" if isinstance(s, CollectiveStart) else "wait" if isinstance(s, CollectiveWait)
+                    else "progress" if isinstance(s, CollectiveProgress) else "")
+            if half:     # the halves of an overlapped collective (overlap.py)
+                lines.append(f"library {name} ({half}): {outs + ' = ' if outs else ''}{name}_{half}({ins})")
             else:
                 lines.append(f"library {name}: {outs} = {name}({ins})")
     lines.append("outputs: " + ", ".join(f"b{o}" if not isinstance(o, tuple) else repr(o[1])

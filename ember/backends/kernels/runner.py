@@ -26,8 +26,8 @@ from ...fx.core import PRIMITIVES
 from ...fx.prims.reduce import reduction_identity
 from ...fx.drivers import driver
 from .kinds import is_expensive
-from .loop_ir import (CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel,
-                      RowKernel, ScatterKernel)
+from .loop_ir import (CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep,
+                      MapKernel, ReduceKernel, RowKernel, ScatterKernel)
 from .walk import unique_nodes
 
 KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
@@ -207,6 +207,8 @@ def host_library_step(step, compile):
         return _starter(eq)
     if isinstance(step, CollectiveWait):
         return _wait_token
+    if isinstance(step, CollectiveProgress):
+        return _progress_tokens
     run = driver(eq.prim, eq.params, compile)
     if run is None:
         impl, params = eq.prim.impl, eq.params
@@ -229,3 +231,8 @@ def _starter(eq):
 
 def _wait_token(token):
     return token[()].wait()
+
+
+def _progress_tokens(*tokens):
+    for token in tokens:
+        token[()].progress()
