@@ -82,6 +82,10 @@ def all_reduce_gradients(grads, axis_name="batch", *, mean: bool = True,
     out = [None] * len(leaves)
     for idx in groups:
         dtype = avals[idx[0]].dtype
+        if len(idx) == 1:     # a bucket of one leaf is reduced as it is: no packing copy
+            total = lax.psum(leaves[idx[0]], axis_name)
+            out[idx[0]] = lax.div(total, lax.convert_element_type(n, dtype)) if mean else total
+            continue
         flat = lax.concatenate([lax.reshape(leaves[i], (avals[i].size,)) for i in idx], 0)
         total = lax.psum(flat, axis_name)
         if mean:
