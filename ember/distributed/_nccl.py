@@ -119,7 +119,8 @@ class NCCLCommunicator:
         event.record()
         self._wait_event(event, what)
 
-    def _wait_event(self, event, what: str) -> None:
+    def _wait_event(self, event, what: str, *keep) -> None:
+        """Poll `event` against the timeout (`keep`: buffers NCCL still reads)."""
         deadline = time.monotonic() + self.timeout
         pause = 0.0
         start = time.monotonic()
@@ -171,9 +172,8 @@ class NCCLCommunicator:
         what = f"all-reduce ({op}) of {_spell(x)}"
 
         def finish():
-            # `work` is named so that the send buffer lives until NCCL has read it
-            if work is not None:
-                self._wait_event(event, what)
+            # `work` is passed so that the send buffer lives until NCCL has read it
+            self._wait_event(event, what, work)
             return out.astype(dtype, copy=False)
         return Pending(finish)
 
