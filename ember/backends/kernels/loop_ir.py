@@ -338,7 +338,7 @@ def delinearize(flat, shape, ranges=None):
 class Buffer:
     shape: tuple
     dtype: np.dtype
-    kind: str  # "input", "const", "temp", "output"
+    kind: str  # "input", "const", "temp", "output"; "token": a collective in flight (overlap.py)
 
     @property
     def size(self) -> int:

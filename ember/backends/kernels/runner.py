@@ -216,7 +216,6 @@ def host_library_step(step, compile):
     return run
 
 
-
 def _starter(eq):
     """A collective's start: post it, and hand its `Pending` on in a token (a 0-d
     object array, so it travels through the program's buffers like any value)."""
