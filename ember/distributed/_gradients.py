@@ -25,6 +25,18 @@ from __future__ import annotations
 DEFAULT_BUCKET_BYTES = 25 << 20     # PyTorch DDP's default bucket size (bucket_cap_mb=25)
 
 
+def check_bucket_bytes(bucket_bytes, where: str) -> None:
+    """A clear error for a bucket size that is not a positive number of bytes.
+
+    Example:
+        >>> check_bucket_bytes(1 << 20, "TrainStep")
+    """
+    import numbers
+    if isinstance(bucket_bytes, bool) or not isinstance(bucket_bytes, numbers.Integral) or bucket_bytes <= 0:
+        raise ValueError(f"{where}: bucket_bytes must be a positive int (bytes per bucket, e.g. "
+                         f"{DEFAULT_BUCKET_BYTES} = 25 MiB, PyTorch DDP's default), got {bucket_bytes!r}")
+
+
 def buckets(avals, bucket_bytes: int = DEFAULT_BUCKET_BYTES) -> list:
     """Leaf indices grouped into buckets: leaves taken last to first, one open
     bucket per dtype, a bucket closed when the next leaf would take it past
@@ -38,9 +50,7 @@ def buckets(avals, bucket_bytes: int = DEFAULT_BUCKET_BYTES) -> list:
         >>> buckets(f32, bucket_bytes=32)
         [[2, 1], [0]]
     """
-    if isinstance(bucket_bytes, bool) or not isinstance(bucket_bytes, int) or bucket_bytes <= 0:
-        raise ValueError(f"all_reduce_gradients: bucket_bytes must be a positive int (bytes per "
-                         f"bucket, e.g. {DEFAULT_BUCKET_BYTES} = 25 MiB), got {bucket_bytes!r}")
+    check_bucket_bytes(bucket_bytes, "all_reduce_gradients")
     out: list = []
     open_bucket: dict = {}   # dtype -> (index in out, bytes so far)
     for i in range(len(avals) - 1, -1, -1):

@@ -199,9 +199,11 @@ class TrainStep:
                              for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
         self.distributed, self.axis_name = bool(distributed), axis_name
+        from ..distributed._gradients import DEFAULT_BUCKET_BYTES, check_bucket_bytes
         if bucket_bytes is None:
-            from ..distributed._gradients import DEFAULT_BUCKET_BYTES as bucket_bytes
-        self.bucket_bytes = bucket_bytes
+            bucket_bytes = DEFAULT_BUCKET_BYTES
+        check_bucket_bytes(bucket_bytes, "TrainStep")
+        self.bucket_bytes = int(bucket_bytes)
         self.policy, self.scaler = policy, scaler
         self._synced = False
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure

@@ -171,8 +171,13 @@ def test_under_vmap_the_reduction_is_array_code_with_no_collective_steps():
 def test_buckets_fill_from_the_last_parameter_and_respect_the_size():
     f32 = [AbstractArray((n,), np.dtype("float32")) for n in (10, 3, 3, 40)]
     assert buckets(f32, bucket_bytes=40) == [[3], [2, 1], [0]]
-    with pytest.raises(ValueError, match="bucket_bytes must be a positive int"):
+    with pytest.raises(ValueError, match="all_reduce_gradients: bucket_bytes must be a positive int"):
         buckets(f32, bucket_bytes=0)
+    from ember import nn, optim
+    model = nn.Linear(2, 1)
+    with pytest.raises(ValueError, match=r"TrainStep: bucket_bytes must be a positive int .* got 2.5"):
+        nn.TrainStep(model, optim.SGD(model, lr=0.1), lambda m, x: m(x).sum(), distributed=True,
+                     bucket_bytes=2.5)
 
 
 @settings(max_examples=60, deadline=None)
