@@ -8,7 +8,10 @@ Three bindings, chosen once per step at compile time (`bind_library_step`):
   predicate are read back: one scalar per decision);
 - a primitive of `DEVICE_LIBRARY`: a function of the runtime's numpy-like
   namespace (CuPy on the GPU; numpy in the host emulation, so the same code is
-  tested without one);
+  tested without one); the reductions across processes hand the device
+  buffer to the communicator (NCCL reads it in place; MPI stages it), and the
+  halves of an overlapped one (`CollectiveStart`/`Wait`/`Progress`,
+  kernels/overlap.py) run the neutral host bindings on device values;
 - anything else: a *host round trip*, the operands copied to the host, the
   primitive's numpy impl, the results copied back.  It is correct for every
   primitive, and costs two transfers and a synchronisation; `round_trips(prog)`
@@ -29,7 +32,9 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.drivers import DRIVERS, driver
 from ...fx.prims import convert as _convert, cumulative as _cum, elementwise as _ew, fft as _fft_prims
-from ...fx.prims import linalg as _la, reduce as _reduce, sort as _sort
+from ...fx.prims import collective as _coll, linalg as _la, reduce as _reduce, sort as _sort
+from ..kernels.loop_ir import CollectiveProgress, CollectiveStart, CollectiveWait
+from ..kernels.runner import host_library_step
 from . import library_linalg as _dev_la, library_sort as _dev_sort
 from .eager import EAGER, NOT_COVERED, covered as _eager_covered, quiet
 from .library_cumulative import cumulative as _cumulative
@@ -120,6 +125,10 @@ DEVICE_LIBRARY = {
     _convert.bitcast_convert_type_p: _bitcast,
     _reduce.argmax_p: _arg_extremum("argmax"),
     _reduce.argmin_p: _arg_extremum("argmin"),
+    # the communicator moves device buffers itself (NCCL in place, MPI through the host)
+    _coll.psum_p: lambda xp, x, *, axis_name: _coll.psum_p.impl(x, axis_name=axis_name),
+    _coll.pmax_p: lambda xp, x, *, axis_name: _coll.pmax_p.impl(x, axis_name=axis_name),
+    _coll.pmin_p: lambda xp, x, *, axis_name: _coll.pmin_p.impl(x, axis_name=axis_name),
 }
 # primitive -> predicate on the equation: DEVICE_LIBRARY serves only these cases
 DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert, _la.lu_p: _dev_la.lu_on_device}
@@ -201,6 +210,14 @@ def bind_library_step(step, runtime, compile, buffers):
     (a `LibraryStep`) on `runtime`; `compile(closed)` compiles sub-graphs,
     `buffers` are the program's buffer records (for dtypes of results)."""
     eq = step.eq
+    if isinstance(step, (CollectiveStart, CollectiveWait, CollectiveProgress)):
+        half = host_library_step(step, compile)      # start / wait / progress on device values
+        returns = bool(step.outputs)                  # (a progress step returns nothing)
+
+        def run_half(*vals):
+            res = half(*vals)
+            return [res] if returns else []
+        return run_half
     kind = binding_kind(eq, runtime)
     multiple = eq.prim.multiple_results
     out_dtypes = [buffers[o].dtype for o in step.outputs]

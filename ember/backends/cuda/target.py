@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import config
 from ..kernels.target import Target
 from .ops import GEMM_DTYPES, LIBRARY_STEPS, supports
 
@@ -60,4 +61,7 @@ def cuda_target() -> Target:
         # batched cuBLAS gemm over all images (launch.py)
         conv_strategy="im2col_per_image",
         scatter="atomic",
+        # a reduction across processes is a start and a wait (NCCL on the
+        # communicator's own stream: executable.py runs the halves as library steps)
+        async_collectives=config.overlap_collectives(),
     )

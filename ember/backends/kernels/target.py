@@ -75,6 +75,11 @@ class Target:
           image per task) or None (convolutions are library steps).
       scatter: "serial" (updates combine one at a time, in order) or "atomic"
           (the renderer may combine updates in parallel with atomic operations).
+      async_collectives: a reduction across processes (a primitive with a
+          `start_impl`: psum, pmax, pmin) becomes a `CollectiveStart` placed as
+          early as its operand allows and a `CollectiveWait` just before its
+          first consumer (overlap.py), for a backend whose executable runs the
+          two halves; False: one blocking library step where it was traced.
     """
     name: str
     supports: Callable
@@ -98,6 +103,7 @@ class Target:
     row_aliasing: bool
     conv_strategy: str | None
     scatter: str
+    async_collectives: bool = False
 
     def __post_init__(self):
         checks = (

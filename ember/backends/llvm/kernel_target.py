@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import config
 from ..kernels.target import Target
 from .ops import LIBRARY_STEPS, supports
 from .runtime import num_threads
@@ -63,4 +64,7 @@ def cpu_target(threads: int | None = None) -> Target:
         row_aliasing=True,
         conv_strategy="im2col_per_image",
         scatter="serial",
+        # the executable runs a collective's start and wait as two host steps
+        # (ember.config "overlap_collectives", EMBER_OVERLAP_COLLECTIVES)
+        async_collectives=config.overlap_collectives(),
     )
