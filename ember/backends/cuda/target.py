@@ -60,4 +60,7 @@ def cuda_target() -> Target:
         # batched cuBLAS gemm over all images (launch.py)
         conv_strategy="im2col_per_image",
         scatter="atomic",
+        # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
+        # written out in its reader than as a kernel accumulating through memory
+        unrolled_reduce_max=8,
     )

@@ -133,6 +133,57 @@ def _split_chunks(space, axes, dtype, target):
 STORE_RELOAD_OPS = 8
 
 
+# An unrolled reduction's operand is evaluated once per reduced element: at most
+# this many (fused arithmetic nodes x reduced elements), so what it writes out stays
+# a short expression.
+UNROLLED_REDUCE_NODES = 256
+
+
+def unrolls(eq, uses, outputs, producer, fused, unrolled, target) -> bool:
+    """Whether the reduction `eq` is written out in its one reader's expression
+    (`target.unrolled_reduce_max`): a sum or product over a few elements, its result
+    read once and not a program output, in a dtype that accumulates in itself (half
+    precision sums in float32), and whose operand expression is short and holds no
+    other unrolled reduction (nested, the terms would multiply).  `fused`: whether
+    an equation's result is fused into its readers; `unrolled`: the results of the
+    reductions already unrolled.
+
+    Example:
+        >>> import ember, numpy as np
+        >>> from ember.backends.llvm.kernel_target import cpu_target
+        >>> g = ember.make_graph(lambda y: y.sum(1) * 2.0)(np.ones((4, 3, 8), np.float32)).graph
+        >>> producer = {v: e for e in g.equations for v in e.outputs}
+        >>> unrolls(g.equations[0], {g.equations[0].outputs[0]: 1}, set(), producer,
+        ...         lambda e: False, set(), cpu_target())
+        True
+    """
+    from .expressions import UNROLLED_RULES
+    (x,) = eq.inputs
+    v = eq.outputs[0]
+    d = np.dtype(v.aval.dtype)
+    if (eq.prim not in UNROLLED_RULES or uses.get(v, 0) != 1 or v in outputs or d.kind not in "fiuc"
+            or d.name in ("float16", "bfloat16") or d != np.dtype(x.aval.dtype)):
+        return False
+    extent = math.prod(x.aval.shape[a] for a in eq.params["axes"])
+    if not 1 <= extent <= target.unrolled_reduce_max:
+        return False
+    budget = UNROLLED_REDUCE_NODES // extent
+    n, seen, stack = 0, set(), [x]
+    while stack:
+        u = stack.pop()
+        if type(u) is not Var or u in seen or u not in producer or not fused(producer[u]):
+            continue
+        if u in unrolled:
+            return False
+        seen.add(u)
+        p = producer[u]
+        n += p.prim.kind != "movement"
+        if n > budget:
+            return False
+        stack.extend(p.inputs)
+    return True
+
+
 def movement_root(v, producer, materialized):
     """The computed value under a chain of single-operand movement ops (not pad or
     concatenate) that are not stored."""

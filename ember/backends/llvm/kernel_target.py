@@ -63,4 +63,7 @@ def cpu_target(threads: int | None = None) -> Target:
         row_aliasing=True,
         conv_strategy="im2col_per_image",
         scatter="serial",
+        # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
+        # written out in its reader than as a kernel accumulating through memory
+        unrolled_reduce_max=8,
     )
