@@ -166,7 +166,7 @@ def _fuse_rows(steps, buffers=None):
     for s in steps:
         if group and _joins(s, outer, produced, buffers):
             group.append(s)
-            produced[s.out] = s.shape if s.store is None else buffers[s.out].shape
+            produced[s.out] = s.shape if getattr(s, "store", None) is None else buffers[s.out].shape
             continue
         flush()
         group, outer, produced = [], None, {}
