@@ -64,6 +64,9 @@ __all__ = ["GemmConfig", "GemmReport", "host_config", "describe", "build_ir", "S
 
 SYMBOLS = {np.dtype(np.float32): "ember_gemm_f32", np.dtype(np.float64): "ember_gemm_f64"}
 
+# products contracting at most this many elements skip the packing (`short_k`)
+SHORT_K = 4
+
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _I8P = ir.IntType(8).as_pointer()
@@ -626,9 +629,92 @@ class _Builder:
         b.ret(b.load(flag))
         return fn
 
+    def short_k(self):
+        """``C = A @ B`` for a product contracting at most ``SHORT_K`` elements with B's
+        rows contiguous: per row of C, each vector of columns is ``k`` multiply-adds
+        of a broadcast A element with a vector of B's row, in the order of k from
+        zero, as the packed tile sums (so the same bits), without packing either
+        operand (a PINN's first layer, [1000, 3] @ [3, 64]: the packing and the
+        per-tile calls cost more than the arithmetic).  Returns and reports as
+        `gemv` does."""
+        cfg, t, vt = self.cfg, self.t, self.vt
+        w = cfg.lanes
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_short_k",
+                               ["i:m", "i:n", "i:k", "p:a", "i:rsa", "i:csa", "p:bv", "i:rsb", "p:c", "i:ldc",
+                                "q:bits"], _I32)
+        m, n, k, A, rsa, csa, B, rsb, C, ldc, bits = fn.args
+        for p in (A, B, C):
+            p.add_attribute("noalias")
+        op = "fma" if cfg.fma else "fmuladd"
+        fma1 = self._intrinsic(f"llvm.{op}.{cfg.suffix}", t, [t] * 3)
+        ivt = ir.VectorType(self.ity, w)
+        vp = self.vp
+        acc, sacc = b.alloca(vt), b.alloca(t)
+        top = {(x, n_): b.alloca(ivt if n_ > 1 else self.ity) for x in "ab" for n_ in (1, w)}
+        flag = b.alloca(_I32)
+        for (_, n_), ptr in top.items():
+            b.store(ir.Constant(ivt, [0] * w) if n_ > 1 else ir.Constant(self.ity, 0), ptr)
+        b.store(ir.Constant(_I32, 0), flag)
+        nv = b.sub(n, b.srem(n, _c(w)))
+        undef = ir.Constant(vt, None)
+        splat0 = ir.Constant(ir.VectorType(_I32, w), [0] * w)
+
+        def seen(x, which):
+            n_ = x.type.count if isinstance(x.type, ir.VectorType) else 1
+            ptr = top[(which, n_)]
+            b.store(_umax(b, b.load(ptr), finite_magnitude_bits(b, x)), ptr)
+
+        def b_row(p):
+            r = _gep(b, B, b.mul(p, rsb))
+            _loop(b, _c(0), nv, w, lambda j: seen(b.load(b.bitcast(_gep(b, r, j), vp), align=self.size), "b"),
+                  "skbv")
+            _loop(b, nv, n, 1, lambda j: seen(b.load(_gep(b, r, j)), "b"), "skbs")
+        _loop(b, _c(0), k, 1, b_row, "skb")
+
+        def row(i):
+            a = _gep(b, A, b.mul(i, rsa))
+            c = _gep(b, C, b.mul(i, ldc))
+            _loop(b, _c(0), k, 1, lambda p: seen(b.load(_gep(b, a, b.mul(p, csa))), "a"), "ska")
+
+            def vcol(j):
+                b.store(ir.Constant(vt, [0.0] * w), acc)
+
+                def step(p):
+                    x = b.load(_gep(b, a, b.mul(p, csa)))
+                    xv = b.shuffle_vector(b.insert_element(undef, x, ir.Constant(_I32, 0)), undef, splat0)
+                    bv = b.load(b.bitcast(_gep(b, B, b.add(b.mul(p, rsb), j)), vp), align=self.size)
+                    b.store(b.call(self.fma, [xv, bv, b.load(acc)]), acc)
+                _loop(b, _c(0), k, 1, step, "skp")
+                v = b.load(acc)
+                b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
+                b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
+
+            def scol(j):
+                b.store(ir.Constant(t, 0.0), sacc)
+
+                def step(p):
+                    x = b.load(_gep(b, a, b.mul(p, csa)))
+                    y = b.load(_gep(b, B, b.add(b.mul(p, rsb), j)))
+                    b.store(b.call(fma1, [x, y, b.load(sacc)]), sacc)
+                _loop(b, _c(0), k, 1, step, "sks")
+                v = b.load(sacc)
+                b.store(v, _gep(b, c, j))
+                b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
+            _loop(b, _c(0), nv, w, vcol, "skv")
+            _loop(b, nv, n, 1, scol, "skc")
+        _loop(b, _c(0), m, 1, row, "skr")
+        for j, x in enumerate("ab"):
+            best = b.load(top[(x, 1)])
+            vec = b.load(top[(x, w)])
+            for lane in range(w):
+                best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
+            b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
+        b.ret(b.load(flag))
+        return fn
+
     # -- the driver ------------------------------------------------------------------------
 
-    def gemm(self, tiles, pack_a, pack_b, malloc, free, gemv):
+    def gemm(self, tiles, pack_a, pack_b, malloc, free, gemv, short_k):
         cfg = self.cfg
         mr, nr = cfg.mr, cfg.nr
         fn, b = self._function(SYMBOLS[np.dtype(cfg.dtype)],
@@ -656,13 +742,18 @@ class _Builder:
         gv_bits = b.alloca(_I64, size=2)
         column = b.and_(b.icmp_signed("==", n, _c(1)),
                         b.and_(b.icmp_signed("==", csa, _c(1)), b.icmp_signed("==", rsb, _c(1))))
+        def exponent(j):
+            x = b.load(_gep(b, gv_bits, j))
+            return frexp_exponent(b, x if self.ity.width == 64 else b.trunc(x, self.ity))
+
         with b.if_then(b.and_(column, b.icmp_signed(">", k, _c(0)))):
             # one column: a dot per row (see `gemv`)
             status = b.call(gemv, [m, k, A, rsa, B, C, ldc, gv_bits])
-
-            def exponent(j):
-                x = b.load(_gep(b, gv_bits, j))
-                return frexp_exponent(b, x if self.ity.width == 64 else b.trunc(x, self.ity))
+            finish(status, exponent(0), exponent(1))
+        short = b.and_(b.and_(b.icmp_signed(">", k, _c(0)), b.icmp_signed("<=", k, _c(SHORT_K))),
+                       b.and_(b.icmp_signed("==", csb, _c(1)), b.icmp_signed(">=", n, _c(cfg.lanes))))
+        with b.if_then(short):
+            status = b.call(short_k, [m, n, k, A, rsa, csa, B, rsb, C, ldc, gv_bits])
             finish(status, exponent(0), exponent(1))
 
         with b.if_then(b.icmp_signed("<=", k, _c(0))):
@@ -757,7 +848,7 @@ def build_ir(configs) -> str:
     for cfg in configs:
         bld = _Builder(module, cfg)
         bld.gemm([bld.tile(v) for v in range(1, cfg.nv + 1)], bld.pack_a(), bld.pack_b(), malloc, free,
-                 bld.gemv())
+                 bld.gemv(), bld.short_k())
     return str(module)
 
 

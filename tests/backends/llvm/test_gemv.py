@@ -1,8 +1,10 @@
-"""The packed gemm's one-column path (`packed_gemm._Builder.gemv`: a vector dot per
-row of A): values against float64 numpy, and the report (non-finite flag, operand
-exponents) equal to what the packed path gives for the same column, for every
-shape and stride that takes it or falls back; jitted matrix-vector products keep
-the overflow guarantee (docs/sharp-bits.md).  Also on forced AVX2 / SSE2 targets."""
+"""The packed gemm's unpacked paths: one column (`packed_gemm._Builder.gemv`, a
+vector dot per row of A) and short contractions (`short_k`, k <= SHORT_K: broadcast
+multiply-adds per row).  Values against float64 numpy (short_k: the packed path's
+bits), and the report (non-finite flag, operand exponents) equal to what the packed
+path gives, for every shape and stride that takes them or falls back; jitted
+matrix-vector products keep the overflow guarantee (docs/sharp-bits.md).  Also on
+forced AVX2 / SSE2 targets."""
 import os
 import subprocess
 import sys
@@ -47,6 +49,23 @@ def test_one_column_values_and_report_match_the_packed_path(m, k, dtype, layout,
     assert np.all(np.abs(out[fin, 0] - exact[fin, 0]) <= 2 * k * eps * scale[fin, 0] + 1e-300)
 
 
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 40), k=st.integers(1, pg.SHORT_K + 1), n=st.integers(1, 70),
+       dtype=st.sampled_from(["float32", "float64"]), a_layout=st.sampled_from(["C", "F"]),
+       special=st.sampled_from([None, "inf", "nan", "huge"]), seed=st.integers(0, 999))
+def test_short_contractions_give_the_packed_paths_bits_and_report(m, k, n, dtype, a_layout, special, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((m, k)).astype(dtype, order=a_layout)
+    w = rng.standard_normal((k, n)).astype(dtype)
+    if special:
+        a[rng.integers(m), rng.integers(k)] = {"inf": np.inf, "nan": np.nan, "huge": np.finfo(dtype).max}[special]
+    out, ref = np.empty((m, n), dtype), np.empty((m, n), dtype)
+    rep = pg.matmul_report(a, w, out)
+    ref_rep = pg.matmul_report(a, np.asfortranarray(w), ref)    # B by columns: always packed
+    assert rep == ref_rep
+    np.testing.assert_array_equal(out, ref)
+
+
 def test_jitted_matrix_vector_products_keep_the_overflow_guarantee():
     big = np.float32(-3.4e38)
     a = np.array([[big, big, big], [1.0, 2.0, 3.0]], np.float32)
@@ -80,6 +99,11 @@ for dt in ("float32", "float64"):
         assert pg.matmul_report(a, w, out) == pg.matmul_report(a, np.concatenate([w, w], 1), wide)
         np.testing.assert_allclose(out, a.astype(np.float64) @ w, rtol=1e-4 if dt == "float32" else 1e-12,
                                    atol=1e-4 if dt == "float32" else 1e-12)
+    for m, k, n in ((1003, 3, 64), (5, 4, 13), (4, 1, 9)):
+        a, w = rng.standard_normal((m, k)).astype(dt), rng.standard_normal((k, n)).astype(dt)
+        out, ref = np.empty((m, n), dt), np.empty((m, n), dt)
+        assert pg.matmul_report(a, w, out) == pg.matmul_report(a, np.asfortranarray(w), ref)
+        np.testing.assert_array_equal(out, ref)
 print("ok", pg.describe())
 """
 
