@@ -45,6 +45,16 @@ def test_a_small_sum_read_once_fuses_into_its_reader():
     assert _kinds(lambda y: y.sum(1), y) == ["ReduceKernel"]
 
 
+def test_a_broadcast_reader_unrolls_only_cheap_terms():
+    # through a broadcast the reader evaluates the terms at every broadcast element:
+    # a sum of squares, yes; a sum of exponentials (8 per element again), no
+    y = np.ones((6, 3, 8), np.float32)
+    assert _kinds(lambda y: y * (y * y).sum(1, keepdims=True), y) == ["MapKernel"]
+    assert "ReduceKernel" in _kinds(lambda y: y * enp.exp(y).sum(1, keepdims=True), y)
+    # read at its own elements, a transcendental operand is evaluated once either way
+    assert _kinds(lambda y: enp.exp(y).sum(1) * 2.0, y) == ["MapKernel"]
+
+
 def test_nested_small_sums_unroll_only_once():
     y = np.ones((4, 3, 3, 8), np.float32)
     got = ember.jit(lambda y: (y * 3.0).sum(1).sum(1) * 2.0)(np.arange(4 * 9 * 8, dtype=np.float32).reshape(4, 3, 3, 8))

@@ -145,7 +145,8 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         def fused(e):
             return kinds[id(e)] == "fuse"
         for eq in g.equations:
-            if kinds[id(eq)] == "reduce" and unrolls(eq, uses, out_set, producer, fused, unrolled, target):
+            if kinds[id(eq)] == "reduce" and unrolls(eq, uses, out_set, producer, consumers, fused, unrolled,
+                                                     target):
                 kinds[id(eq)] = "fuse"
                 unrolled.add(eq.outputs[0])
     expensive: dict[Var, bool] = {}
