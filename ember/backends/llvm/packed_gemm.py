@@ -649,9 +649,10 @@ class _Builder:
         fma1 = self._intrinsic(f"llvm.{op}.{cfg.suffix}", t, [t] * 3)
         ivt = ir.VectorType(self.ity, w)
         vp = self.vp
-        acc, sacc = b.alloca(vt), b.alloca(t)
         top = {(x, n_): b.alloca(ivt if n_ > 1 else self.ity) for x in "ab" for n_ in (1, w)}
         flag = b.alloca(_I32)
+        bad_v = b.alloca(ir.VectorType(ir.IntType(1), w))   # lanes of C that were not finite
+        b.store(ir.Constant(ir.VectorType(ir.IntType(1), w), [0] * w), bad_v)
         for (_, n_), ptr in top.items():
             b.store(ir.Constant(ivt, [0] * w) if n_ > 1 else ir.Constant(self.ity, 0), ptr)
         b.store(ir.Constant(_I32, 0), flag)
@@ -671,38 +672,51 @@ class _Builder:
             _loop(b, nv, n, 1, lambda j: seen(b.load(_gep(b, r, j)), "b"), "skbs")
         _loop(b, _c(0), k, 1, b_row, "skb")
 
-        def row(i):
-            a = _gep(b, A, b.mul(i, rsa))
-            c = _gep(b, C, b.mul(i, ldc))
-            _loop(b, _c(0), k, 1, lambda p: seen(b.load(_gep(b, a, b.mul(p, csa))), "a"), "ska")
+        fabs_v = self._intrinsic(f"llvm.fabs.v{w}{cfg.suffix}", vt, [vt])
+        inf_v = ir.Constant(vt, [float("inf")] * w)
 
-            def vcol(j):
-                b.store(ir.Constant(vt, [0.0] * w), acc)
+        def rows_of(kk):
+            # k = kk, unrolled: the row's kk elements of A loaded and broadcast once
+            def row(i):
+                a = _gep(b, A, b.mul(i, rsa))
+                c = _gep(b, C, b.mul(i, ldc))
+                xs = []
+                for p_ in range(kk):
+                    x = b.load(_gep(b, a, b.mul(_c(p_), csa)))
+                    seen(x, "a")
+                    xs.append(x)
+                xv = [b.shuffle_vector(b.insert_element(undef, x, ir.Constant(_I32, 0)), undef, splat0) for x in xs]
 
-                def step(p):
-                    x = b.load(_gep(b, a, b.mul(p, csa)))
-                    xv = b.shuffle_vector(b.insert_element(undef, x, ir.Constant(_I32, 0)), undef, splat0)
-                    bv = b.load(b.bitcast(_gep(b, B, b.add(b.mul(p, rsb), j)), vp), align=self.size)
-                    b.store(b.call(self.fma, [xv, bv, b.load(acc)]), acc)
-                _loop(b, _c(0), k, 1, step, "skp")
-                v = b.load(acc)
-                b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
-                b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
+                def vcol(j):
+                    v = ir.Constant(vt, [0.0] * w)
+                    for p_ in range(kk):
+                        bv = b.load(b.bitcast(_gep(b, B, b.add(b.mul(_c(p_), rsb), j)), vp), align=self.size)
+                        v = b.call(self.fma, [xv[p_], bv, v])
+                    b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
+                    b.store(b.or_(b.load(bad_v), b.fcmp_unordered("uge", b.call(fabs_v, [v]), inf_v)), bad_v)
 
-            def scol(j):
-                b.store(ir.Constant(t, 0.0), sacc)
+                def scol(j):
+                    v = ir.Constant(t, 0.0)
+                    for p_ in range(kk):
+                        v = b.call(fma1, [xs[p_], b.load(_gep(b, B, b.add(b.mul(_c(p_), rsb), j))), v])
+                    b.store(v, _gep(b, c, j))
+                    b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
+                _loop(b, _c(0), nv, w, vcol, f"skv{kk}")
+                _loop(b, nv, n, 1, scol, f"skc{kk}")
+            return row
 
-                def step(p):
-                    x = b.load(_gep(b, a, b.mul(p, csa)))
-                    y = b.load(_gep(b, B, b.add(b.mul(p, rsb), j)))
-                    b.store(b.call(fma1, [x, y, b.load(sacc)]), sacc)
-                _loop(b, _c(0), k, 1, step, "sks")
-                v = b.load(sacc)
-                b.store(v, _gep(b, c, j))
-                b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
-            _loop(b, _c(0), nv, w, vcol, "skv")
-            _loop(b, nv, n, 1, scol, "skc")
-        _loop(b, _c(0), m, 1, row, "skr")
+        done = fn.append_basic_block("sk.done")
+        for kk in range(1, SHORT_K + 1):
+            here, other = fn.append_basic_block(f"sk.k{kk}"), fn.append_basic_block(f"sk.not{kk}")
+            b.cbranch(b.icmp_signed("==", k, _c(kk)), here, other)
+            b.position_at_end(here)
+            _loop(b, _c(0), m, 1, rows_of(kk), f"skr{kk}")
+            b.branch(done)
+            b.position_at_end(other)
+        b.branch(done)
+        b.position_at_end(done)
+        anybad = b.icmp_unsigned("!=", b.bitcast(b.load(bad_v), ir.IntType(w)), ir.Constant(ir.IntType(w), 0))
+        b.store(b.or_(b.load(flag), b.zext(anybad, _I32)), flag)
         for j, x in enumerate("ab"):
             best = b.load(top[(x, 1)])
             vec = b.load(top[(x, w)])
