@@ -2,9 +2,11 @@
 
 Measures, each for ember and JAX in the same run (medians of interleaved rounds):
 
-- per-iteration overhead of a tiny scan body and a tiny while_loop body
-  (the time difference between a long and a short loop, per extra iteration);
-- `jit(grad)` of a tanh RNN through `scan` (hidden 32, batch 8, T = 100 and 1000, float32);
+- per-iteration overhead of a tiny scan body, a tiny while_loop body and a
+  tiny scan body with a `cond` on its carry (the time difference between a
+  long and a short loop, per extra iteration);
+- `jit(grad)` of a tanh RNN through `scan` (hidden 32, batch 8, T = 100 and 1000, float32),
+  and of a piecewise one (a `cond` on the state in every step, T = 100);
 - `jit(grad)` through a fixed-point solver (`while_loop` + `custom_vjp`, n = 64).
 
 Measured on a 2-core znver3 VM (AVX2, load ~1.3), medians of 5 (3 for the driver):
@@ -15,6 +17,17 @@ Measured on a 2-core znver3 VM (AVX2, load ~1.3), medians of 5 (3 for the driver
     rnn grad T=100 ms                2.71           0.30          0.77
     rnn grad T=1000 ms              28.4            3.27          8.2
     fixed-point jit(grad) ms         0.306          0.029         0.034-0.038
+
+The scan with a `cond` body (the branch run natively by the loop VM's SWITCH since
+2026-12-02; before, the whole scan fell back to the Python driver), same VM,
+load 0.8-1.5, two interleaved runs of each, medians of 7:
+
+    scan+cond us/iter                8.14-8.17      0.027-0.030   0.006
+
+and, in a later pair of runs at load ~4 (noisy: spreads up to 2x), the grad of the
+piecewise RNN (T = 100):
+
+    piecewise rnn grad T=100 ms      8.59           0.263-0.271   0.88-1.75
 
 Run: ``python benchmarks/bench_loops.py [--rounds N]`` (JAX is optional: without
 it only ember's numbers print).  To compare with the Python driver, run the
@@ -76,6 +89,16 @@ def tiny_scan(lib, scan):
     return f
 
 
+def cond_scan(cond, scan):
+    """A tiny body that branches on its carry every iteration."""
+    def f(c, xs):
+        def body(c, x):
+            c = cond(c > 1.0, lambda c: c * 0.5 - x, lambda c: c + x, c)
+            return c, c
+        return scan(body, c, xs)
+    return f
+
+
 def tiny_while(lib, while_loop):
     def f(n, v):
         def body(s):
@@ -89,6 +112,18 @@ def rnn_loss(np_, scan):
     def loss(W, U, xs, h0):
         def step(h, x):
             h = np_.tanh(h @ W + x @ U)
+            return h, h.sum()
+        h, ys = scan(step, h0, xs)
+        return (h ** 2).sum() + ys.sum()
+    return loss
+
+
+def piecewise_rnn_loss(np_, scan, cond):
+    """The RNN with a cell that branches on its state (a `cond` per step; its
+    transpose in the backward scan)."""
+    def loss(W, U, xs, h0):
+        def step(h, x):
+            h = cond(h.sum() > 0, lambda h: np_.tanh(h @ W + x @ U), lambda h: h * 0.5 - x @ U, h)
             return h, h.sum()
         h, ys = scan(step, h0, xs)
         return (h ** 2).sum() + ys.sum()
@@ -160,8 +195,12 @@ def main():
 
     cases["scan us/iter"] = [("ember", overhead("scan", E, lambda: ember.jit(tiny_scan(enp, ember.scan))))]
     cases["while us/iter"] = [("ember", overhead("while", E, lambda: ember.jit(tiny_while(enp, ember.while_loop))))]
+    cases["scan+cond us/iter"] = [("ember", overhead("scan", E, lambda: ember.jit(cond_scan(ember.lax.cond,
+                                                                                              ember.scan))))]
     if jax is not None:
         cases["scan us/iter"].append(("jax", overhead("scan", J, lambda: jax.jit(tiny_scan(jnp, jax.lax.scan)))))
+        cases["scan+cond us/iter"].append(
+            ("jax", overhead("scan", J, lambda: jax.jit(cond_scan(jax.lax.cond, jax.lax.scan)))))
         cases["while us/iter"].append(
             ("jax", overhead("while", J, lambda: jax.jit(tiny_while(jnp, jax.lax.while_loop)))))
 
@@ -184,6 +223,17 @@ def main():
             gj = j_rnn(*ja)
             err = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(ge, gj))
             print(f"  rnn T={T}: max |ember - jax| of the gradients = {err:.2e}")
+
+    xs = rng.standard_normal((100, B, H)).astype(np.float32)
+    e_pw = ember.jit(ember.grad(piecewise_rnn_loss(enp, ember.scan, ember.lax.cond), argnums=(0, 1)))
+    pw_e = E(W, U, xs, h0)
+    cases["piecewise rnn grad T=100 ms"] = [("ember", lambda: _time(e_pw, *pw_e, reps=20) * 1e3)]
+    if jax is not None:
+        j_pw = jax.jit(jax.grad(piecewise_rnn_loss(jnp, jax.lax.scan, jax.lax.cond), argnums=(0, 1)))
+        pw_j = J(W, U, xs, h0)
+        cases["piecewise rnn grad T=100 ms"].append(("jax", lambda: _time(j_pw, *pw_j, reps=20) * 1e3))
+        err = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b)))) for a, b in zip(e_pw(*pw_e), j_pw(*pw_j)))
+        print(f"  piecewise rnn: max |ember - jax| of the gradients = {err:.2e}")
 
     A = (rng.standard_normal((N_FIX, N_FIX)) * 0.3 / np.sqrt(N_FIX)).astype(np.float32)
     bvec = rng.standard_normal(N_FIX).astype(np.float32)

@@ -17,6 +17,7 @@ _ENV = {
     "cache": ("EMBER_CACHE", True),
     "typecheck": ("EMBER_TYPECHECK", False),
     "debug_nans": ("EMBER_DEBUG_NANS", False),
+    "overlap_collectives": ("EMBER_OVERLAP_COLLECTIVES", True),
 }
 
 
@@ -92,3 +93,12 @@ def debug_nans() -> bool:
     """Raise FloatingPointError at the first primitive that makes a NaN/Inf from finite
     inputs, eagerly and inside jit (EMBER_DEBUG_NANS=1; see docs/debugging.md)."""
     return _flag("debug_nans")
+
+
+def overlap_collectives() -> bool:
+    """Compile reductions across processes as a start placed early and a wait placed
+    late, so a gradient bucket's all-reduce overlaps the rest of the backward pass
+    (EMBER_OVERLAP_COLLECTIVES=0 or update("overlap_collectives", False): one
+    blocking step where each was traced; the result is the same either way).  Read
+    when a program is compiled: programs compiled before a change keep their form."""
+    return _flag("overlap_collectives")

@@ -3,7 +3,14 @@ or the one-process world when no MPI launcher started us).
 
 Every blocking operation is a non-blocking MPI call polled against a deadline,
 so a rank whose peer has died or skipped a collective fails with a
-`DistributedError` naming the operation instead of hanging.
+`DistributedError` naming the operation instead of hanging.  The all-reduce
+also comes split in two, `start_allreduce(x, op)` -> a `Pending` whose
+`wait()` returns the result: a compiled program starts a gradient bucket's
+reduction as soon as the bucket is computed and waits for it just before the
+first use, so the rest of the backward pass runs while the message is in
+flight (`allreduce` is `start_allreduce(...).wait()`, so both give the same
+bits).  `wait_seconds` adds up the time this process has spent blocked in
+waits: the communication the program did not hide.
 
 Example:
     >>> import numpy as np
@@ -51,14 +58,46 @@ def host_staged(method):
     return run
 
 
+class Pending:
+    """An all-reduce in flight: `wait()` blocks until it completes (or raises
+    `DistributedError` after the communicator's timeout) and returns the result;
+    a second `wait()` returns it again.  `progress()` lets the engine move it on
+    without blocking (MPI without a progress thread advances a large message
+    only inside MPI calls: a compiled program calls it between its big kernels).
+
+    Example:
+        >>> import numpy as np
+        >>> LocalCommunicator().start_allreduce(np.ones(2, np.float32), "sum").wait().tolist()
+        [1.0, 1.0]
+    """
+    __slots__ = ("_finish", "_result", "_progress")
+
+    def __init__(self, finish, progress=None):
+        self._finish, self._result, self._progress = finish, None, progress
+
+    def progress(self) -> None:
+        if self._finish is not None and self._progress is not None:
+            self._progress()
+
+    def wait(self):
+        if self._finish is not None:
+            self._result, self._finish = self._finish(), None
+        return self._result
+
+
 class LocalCommunicator:
     """The world of one process: every collective is the identity (a copy, on the
     buffer's own device)."""
     rank, size = 0, 1
     name = "local"
+    wait_seconds = 0.0
 
     def allreduce(self, x, op: str):
         return _array(x).copy()
+
+    def start_allreduce(self, x, op: str) -> Pending:
+        out = _array(x).copy()
+        return Pending(lambda: out)
 
     def allgather(self, x):
         return _array(x)[None].copy()
@@ -96,11 +135,19 @@ class MPICommunicator:
         self.size = comm.Get_size()
         self.timeout = float(timeout)
         self._ops = {"sum": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN}
+        self.wait_seconds = 0.0
 
-    def _wait(self, reqs, what: str):
+    def _wait(self, reqs, what: str, *keep):
+        """Complete `reqs` or raise after the timeout (`keep`: buffers MPI still reads)."""
         if self._MPI.Request.Testall(reqs):
             return
         start = time.monotonic()
+        try:
+            self._poll(reqs, what, start)
+        finally:
+            self.wait_seconds += time.monotonic() - start
+
+    def _poll(self, reqs, what: str, start: float):
         deadline = start + self.timeout
         pause = 0.0
         while not self._MPI.Request.Testall(reqs):
@@ -117,8 +164,17 @@ class MPICommunicator:
                 time.sleep(pause)
                 pause = min(pause * 2 + 1e-5, 1e-3)
 
-    @host_staged
-    def allreduce(self, x: np.ndarray, op: str) -> np.ndarray:
+    def allreduce(self, x, op: str):
+        return self.start_allreduce(x, op).wait()
+
+    def start_allreduce(self, x, op: str) -> Pending:
+        """Post the all-reduce (`Iallreduce`) and return at once; the caller keeps
+        `x` unchanged until `wait()` (MPI reads it meanwhile).  A device array is
+        copied to the host now and the result back in `wait()`."""
+        device = is_device_array(x)
+        if device:
+            import cupy
+            x = cupy.asnumpy(x)
         x = np.asarray(x)
         dtype = x.dtype
         work = x.astype(np.float32) if dtype in _LOWP else np.ascontiguousarray(x)
@@ -126,8 +182,18 @@ class MPICommunicator:
             work = work.astype(np.uint8)
         out = np.empty_like(work)
         req = self.comm.Iallreduce(work, out, self._ops[op])
-        self._wait([req], f"all-reduce ({op}) of {dtype}{list(x.shape)}")
-        return out.astype(dtype, copy=False)
+        what = f"all-reduce ({op}) of {dtype}{list(x.shape)}"
+
+        def finish():
+            # `work` is named here so that the send buffer, which MPI reads until the
+            # request completes, lives as long as the pending reduction
+            self._wait([req], what, work)
+            res = out.astype(dtype, copy=False)
+            if device:
+                import cupy
+                return cupy.asarray(res)
+            return res
+        return Pending(finish, lambda: self._MPI.Request.Testall([req]))
 
     @host_staged
     def allgather(self, x: np.ndarray) -> np.ndarray:

@@ -85,6 +85,8 @@ class NCCLCommunicator:
         self.host = host
         self.rank, self.size = host.rank, host.size
         self.timeout = float(timeout)
+        self.wait_seconds = 0.0
+        self._side = None      # the stream started all-reduces run on (made on first use)
         try:
             n_gpus = cupy.cuda.runtime.getDeviceCount()
         except cupy.cuda.runtime.CUDARuntimeError:
@@ -115,19 +117,27 @@ class NCCLCommunicator:
         after the timeout (aborting the communicator, whose peers may be gone)."""
         event = self._cp.cuda.Event(disable_timing=True)
         event.record()
+        self._wait_event(event, what)
+
+    def _wait_event(self, event, what: str, *keep) -> None:
+        """Poll `event` against the timeout (`keep`: buffers NCCL still reads)."""
         deadline = time.monotonic() + self.timeout
         pause = 0.0
-        while not event.done:
-            self.comm.check_async_error()
-            if time.monotonic() > deadline:
-                self.comm.abort()
-                raise DistributedError(
-                    f"rank {self.rank} of {self.size}: NCCL {what} did not complete within "
-                    f"{self.timeout:g} s; another rank has probably died, or the ranks are not "
-                    "calling the same collectives in the same order (the communicator is "
-                    "aborted; set the limit with ember.distributed.init(timeout=...))")
-            time.sleep(pause)
-            pause = min(pause * 2 + 1e-5, 1e-3)
+        start = time.monotonic()
+        try:
+            while not event.done:
+                self.comm.check_async_error()
+                if time.monotonic() > deadline:
+                    self.comm.abort()
+                    raise DistributedError(
+                        f"rank {self.rank} of {self.size}: NCCL {what} did not complete within "
+                        f"{self.timeout:g} s; another rank has probably died, or the ranks are not "
+                        "calling the same collectives in the same order (the communicator is "
+                        "aborted; set the limit with ember.distributed.init(timeout=...))")
+                time.sleep(pause)
+                pause = min(pause * 2 + 1e-5, 1e-3)
+        finally:
+            self.wait_seconds += time.monotonic() - start
 
     def _contiguous(self, x):
         return self._cp.ascontiguousarray(x)
@@ -135,16 +145,37 @@ class NCCLCommunicator:
     # --- collectives -----------------------------------------------------------------
 
     def allreduce(self, x, op: str):
+        return self.start_allreduce(x, op).wait()
+
+    def start_allreduce(self, x, op: str):
+        """Queue the all-reduce on the communicator's own stream, after the work
+        queued so far on the current one (the kernels that made `x`), so kernels
+        queued later run while it is in flight; return a `Pending` whose `wait()`
+        polls an event recorded after it.  Host arrays go to the MPI
+        communicator's `start_allreduce`."""
+        from ._comm import Pending
         if not is_device_array(x):
-            return self.host.allreduce(x, op)
+            return self.host.start_allreduce(x, op)
         x = self._contiguous(x)
         dtype = x.dtype
         work = x.astype(_WIDENED[dtype.name]) if dtype.name in _WIDENED else x
         out = self._cp.empty_like(work)
+        ready = self._cp.cuda.Event(disable_timing=True)
+        ready.record()
+        if self._side is None:
+            self._side = self._cp.cuda.Stream(non_blocking=True)
+        self._side.wait_event(ready)
         self.comm.allReduce(work.data.ptr, out.data.ptr, work.size, self._type(work.dtype),
-                            getattr(self._nccl, _OPS[op]), self._stream())
-        self._wait(f"all-reduce ({op}) of {_spell(x)}")
-        return out.astype(dtype, copy=False)
+                            getattr(self._nccl, _OPS[op]), self._side.ptr)
+        event = self._cp.cuda.Event(disable_timing=True)
+        event.record(self._side)
+        what = f"all-reduce ({op}) of {_spell(x)}"
+
+        def finish():
+            # `work` is passed so that the send buffer lives until NCCL has read it
+            self._wait_event(event, what, work)
+            return out.astype(dtype, copy=False)
+        return Pending(finish)
 
     def allgather(self, x):
         if not is_device_array(x):

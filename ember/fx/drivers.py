@@ -86,8 +86,8 @@ def call_driver(key: str) -> Callable:
 
 
 def switch_driver(params, compile, xp=np):
-    """cond/switch: the branch the clamped index selects."""
-    branches = [compile(b) for b in params["branches"]]
+    """cond/switch: the branch the clamped index selects (`SwitchSpec`)."""
+    branches = [compile(b) for b in _switch_spec(params).branches]
     last = len(branches) - 1
 
     def run(index, *ops):
@@ -117,6 +117,22 @@ class CallSpec(NamedTuple):
     graph: object
 
 
+class SwitchSpec(NamedTuple):
+    """What cond/switch does: the operands are the index (an integer scalar) and
+    the branches' operands; branch ``min(max(index, 0), len(branches) - 1)``
+    runs on them and its outputs are the results (cond's false branch is
+    branches[0]).
+
+    Example:
+        >>> import ember
+        >>> g = ember.make_graph(lambda p, x: ember.cond(p, lambda u: u + 1.0, lambda u: u - 1.0, x))(True, 1.0)
+        >>> eq = next(e for e in g.equations if e.prim.name == "cond")
+        >>> len(loop_spec(eq.prim, eq.params).branches)
+        2
+    """
+    branches: tuple
+
+
 class WhileSpec(NamedTuple):
     """What a while_loop does: the operands are `cond_nconsts` consts of `cond`,
     `body_nconsts` consts of `body`, then the carries; while `cond(cconsts,
@@ -130,8 +146,8 @@ class WhileSpec(NamedTuple):
 
 def loop_spec(prim: Primitive, params: dict):
     """The `ScanSpec` / `WhileSpec` of a loop primitive's equation, the
-    `CallSpec` of a single call of a sub-graph, or None for other primitives
-    (cond/switch, whose branch is chosen at run time, included).
+    `SwitchSpec` of cond/switch, the `CallSpec` of a single call of a
+    sub-graph, or None for other primitives.
 
     Example:
         >>> import ember, numpy as np
@@ -145,6 +161,8 @@ def loop_spec(prim: Primitive, params: dict):
         return _scan_spec(params)
     if make is while_driver:
         return _while_spec(params)
+    if make is switch_driver:
+        return _switch_spec(params)
     key = getattr(make, "call_key", None)
     return None if key is None else CallSpec(params[key])
 
@@ -152,6 +170,10 @@ def loop_spec(prim: Primitive, params: dict):
 def _scan_spec(params) -> ScanSpec:
     return ScanSpec(params["body"], params["num_consts"], params["num_carry"], params["length"],
                     bool(params["reverse"]))
+
+
+def _switch_spec(params) -> SwitchSpec:
+    return SwitchSpec(tuple(params["branches"]))
 
 
 def _while_spec(params) -> WhileSpec:

@@ -162,7 +162,10 @@ class TrainStep:
     the compiled step the gradients are averaged over `axis_name` by a bucketed
     all-reduce (`ember.distributed.all_reduce_gradients`) before the optimiser
     runs, so every rank applies the same update; the returned loss is the mean
-    over ranks. Buffers (e.g. BatchNorm statistics) stay per rank.
+    over ranks. Buffers (e.g. BatchNorm statistics) stay per rank. `bucket_bytes`
+    (default 25 MiB, DDP's) sizes the buckets, filled last parameter first; each
+    bucket's all-reduce starts as soon as the backward pass has produced it and is
+    waited for just before the optimiser (see `all_reduce_gradients`).
 
     `policy=ember.amp.Policy(compute_dtype="bfloat16")` runs the loss under that
     policy's autocast (matmuls, convolutions and attention in bfloat16; softmax,
@@ -185,7 +188,8 @@ class TrainStep:
     """
 
     def __init__(self, model: Module, optimizer, loss_fn, has_aux: bool = False, jit: bool = True,
-                 distributed: bool = False, axis_name="batch", policy=None, scaler=None):
+                 distributed: bool = False, axis_name="batch", policy=None, scaler=None,
+                 bucket_bytes: int | None = None):
         import ember
         if not isinstance(model, Module):
             raise TypeError(f"TrainStep needs an nn.Module, got {type(model).__name__}")
@@ -195,6 +199,11 @@ class TrainStep:
                              for s in optimizer._slots]
         self._grouped = bool(getattr(optimizer, "_grouped", False))
         self.distributed, self.axis_name = bool(distributed), axis_name
+        from ..distributed._gradients import DEFAULT_BUCKET_BYTES, check_bucket_bytes
+        if bucket_bytes is None:
+            bucket_bytes = DEFAULT_BUCKET_BYTES
+        check_bucket_bytes(bucket_bytes, "TrainStep")
+        self.bucket_bytes = int(bucket_bytes)
         self.policy, self.scaler = policy, scaler
         self._synced = False
         self._fn = ember.jit(self._pure, static_argnums=(0,)) if jit else self._pure
@@ -245,7 +254,7 @@ class TrainStep:
         if self.distributed:
             from ..distributed import all_reduce_gradients
             from ..fx.prims.collective import pmean
-            grads = all_reduce_gradients(grads, self.axis_name)
+            grads = all_reduce_gradients(grads, self.axis_name, bucket_bytes=self.bucket_bytes)
             loss = pmean(loss, self.axis_name)
         if loss_scale is not None:
             from ..amp import all_finite

@@ -4,6 +4,8 @@
     python _mpi_worker.py single OUT.npz       # the same steps, one process, full batch
     python _mpi_worker.py collectives OUT.npz  # psum/all_gather/ppermute/axis_index across ranks
                                                # (on EMBER_TEST_DEVICE's arrays when set)
+    python _mpi_worker.py overlap OUT.npz      # 20 steps with overlapped bucket all-reduces, then
+                                               # 20 with blocking ones (EMBER_OVERLAP_COLLECTIVES off)
     python _mpi_worker.py die                  # rank 1 exits at step 5
     python _mpi_worker.py skip                 # rank 1 never joins a collective
 """
@@ -28,13 +30,25 @@ def data():
     return x, y
 
 
-def model_and_step(distributed):
+def model_and_step(distributed, bucket_bytes=None, hidden=()):
     nn.manual_seed(0)
-    model = nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 1))
+    widths = (6, 16) + tuple(hidden)
+    layers = []
+    for a, b in zip(widths, widths[1:]):
+        layers += [nn.Linear(a, b), nn.Tanh()]
+    model = nn.Sequential(*layers, nn.Linear(widths[-1], 1))
     opt = optim.Adam(model, lr=1e-2)
     step = nn.TrainStep(model, opt, lambda m, x, y: nn.functional.mse_loss(m(x), y),
-                        distributed=distributed)
+                        distributed=distributed, bucket_bytes=bucket_bytes)
     return model, step
+
+
+def overlapped_steps(step) -> int:
+    """How many all-reduce starts the step's compiled program runs (0: blocking)."""
+    from ember.backends.kernels import CollectiveStart
+    (entry,) = step._fn._cache.values()          # one compile: one traced graph
+    exe = entry.graph._cache["cpu"]
+    return sum(isinstance(s, CollectiveStart) for s in exe.program.steps)
 
 
 def save(path, model, losses):
@@ -71,8 +85,21 @@ def main(argv):
                                           lax.all_to_all(enp.stack([v, -v]), "batch", 0, 0)))
         outs = f(v)
         np.savez(argv[1].replace(".npz", f".rank{r}.npz"), *[np.asarray(o) for o in outs])
+    elif what == "overlap":
+        shard = slice(r * BATCH // n, (r + 1) * BATCH // n)
+        xs, ys = enp.asarray(x[shard]), enp.asarray(y[shard])
+        runs = {}
+        for mode in ("overlapped", "blocking"):
+            ember.config.update("overlap_collectives", mode == "overlapped")
+            # 300 bytes: several buckets, so several reductions are in flight at once
+            model, step = model_and_step(True, bucket_bytes=300, hidden=(16, 16))
+            losses = [float(step(xs, ys)) for _ in range(STEPS)]
+            runs[mode] = (model, losses, overlapped_steps(step))
+        for mode, (model, losses, starts) in runs.items():
+            np.savez(argv[1].replace(".npz", f".{mode}.rank{r}.npz"), losses=np.asarray(losses),
+                     starts=starts, **{k: np.asarray(v) for k, v in model.named_parameters()})
     elif what == "die":
-        model, step = model_and_step(True)
+        model, step = model_and_step(True, bucket_bytes=300)
         for i in range(STEPS):
             if r == 1 and i == 5:
                 os._exit(3)

@@ -70,11 +70,17 @@ _LOADED = False
 
 
 def _load_families():
-    # the families register themselves on import; imported once, at the first rule
+    # the families register themselves on import; imported once, at the first rule.
+    # The device library's functions (sort, linalg, scans, fft, ...) have the rules'
+    # signature and are rules too, except those it serves only for some equations.
     global _LOADED
     if not _LOADED:
         from . import (eager_elementwise, eager_indexing, eager_random, eager_reduce,  # noqa: F401
                        eager_structure)
+        from .library import DEVICE_LIBRARY, DEVICE_WHEN
+        for prim, fn in DEVICE_LIBRARY.items():
+            if prim not in DEVICE_WHEN:
+                EAGER.setdefault(prim, fn)
         _LOADED = True
 
 

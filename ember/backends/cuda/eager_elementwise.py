@@ -79,6 +79,31 @@ for _p, _f in ((E.logistic_p, "expit"), (E.erf_p, "erf"), (E.erfc_p, "erfc"),
                (E.lgamma_p, "gammaln"), (E.erf_inv_p, "erfinv")):
     eager_rule(_p)(_math(_sp(_f)))
 del _p, _f
+eager_rule(E.digamma_p)(_math(_sp("psi")))
+eager_rule(E.polygamma_p)(_math(lambda xp, x, *, m: special(xp).polygamma(m, x)))
+
+
+@eager_rule(E.nextafter_p)
+def _nextafter(xp, x, y):
+    """The next representable value of x's own dtype towards y: the module's for
+    float32/float64; half precision steps its 16-bit pattern (sign-magnitude, so
+    +1 moves away from zero), which no float32 computation would give."""
+    d = x.dtype
+    if d.kind == "c":
+        return NOT_COVERED
+    if not is_lowp(d):
+        return xp.nextafter(x, y)
+    xf, yf = x.astype(np.float32), y.astype(np.float32)
+    bits = x.view(np.uint16).astype(np.int32)
+    step = xp.where((xf > 0) == (yf > xf), 1, -1)
+    from_zero = xp.where(yf > xf, 0x0001, 0x8001)
+    out = xp.where(xf == 0, from_zero, bits + step).astype(np.uint16).view(d)
+    with quiet(xp):
+        nan = (xf + yf).astype(d)
+    # equal operands (-0.0 and +0.0 too): numpy's float16 loop returns x, ml_dtypes'
+    # bfloat16 loop (and C's nextafter) y; the reference is those loops
+    tie = x if d == np.float16 else y
+    return xp.where(xf == yf, tie, xp.where(xp.isnan(xf) | xp.isnan(yf), nan, out))
 
 
 # --- division, remainder, power: the reference's integer and zero conventions --------

@@ -21,7 +21,6 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.prims import contraction as K
-from ...fx.prims import cumulative as CU
 from ...fx.prims import reduce as R
 from .eager import NOT_COVERED, eager_rule, is_float, is_lowp, quiet
 from .eager_elementwise import from_order_keys, order_keys
@@ -168,22 +167,3 @@ def _recompute_nonfinite(xp, a, c, out):
         out[bi, i, j] = acc.astype(out.dtype)
 
 
-# --- running sums and products --------------------------------------------------------
-
-def _cumulative(name):
-    def rule(xp, x, *, axis, reverse):
-        d = x.dtype
-        # half precision accumulates in float32 and rounds each prefix once; integers wrap
-        xc = x.astype(np.float32) if is_lowp(d) else x
-        if reverse:
-            xc = xp.flip(xc, axis)
-        with quiet(xp):
-            out = getattr(xp, name)(xc, axis=axis, dtype=xc.dtype)
-        if reverse:
-            out = xp.flip(out, axis)
-        return xp.ascontiguousarray(out).astype(d, copy=False)
-    return rule
-
-
-eager_rule(CU.cumsum_p)(_cumulative("cumsum"))
-eager_rule(CU.cumprod_p)(_cumulative("cumprod"))

@@ -160,7 +160,9 @@ class CudaExecutable(Executable):
         run = self._lib[rec.step]
         args, outputs = step.args, step.outputs
         multiple = step.eq.prim.multiple_results
-        needs = [self.program.buffers[o].dtype for o in outputs]
+        # (None: a collective's token, a host object that stays as it is)
+        needs = [None if self.program.buffers[o].kind == "token" else self.program.buffers[o].dtype
+                 for o in outputs]
         asarray = rt.asarray
 
         def library(table):
@@ -169,6 +171,9 @@ class CudaExecutable(Executable):
             if not multiple and not isinstance(res, (list, tuple)):
                 res = [res]
             for o, r, d in zip(outputs, res, needs):
+                if d is None:
+                    table[o] = r
+                    continue
                 r = asarray(r)
                 if np.dtype(r.dtype) != d and not _same_storage(rt, r, d):
                     r = r.astype(d)

@@ -8,7 +8,10 @@ Three bindings, chosen once per step at compile time (`bind_library_step`):
   predicate are read back: one scalar per decision);
 - a primitive of `DEVICE_LIBRARY`: a function of the runtime's numpy-like
   namespace (CuPy on the GPU; numpy in the host emulation, so the same code is
-  tested without one);
+  tested without one); the reductions across processes hand the device
+  buffer to the communicator (NCCL reads it in place; MPI stages it), and the
+  halves of an overlapped one (`CollectiveStart`/`Wait`/`Progress`,
+  kernels/overlap.py) run the neutral host bindings on device values;
 - anything else: a *host round trip*, the operands copied to the host, the
   primitive's numpy impl, the results copied back.  It is correct for every
   primitive, and costs two transfers and a synchronisation; `round_trips(prog)`
@@ -29,23 +32,14 @@ import numpy as np
 from ... import dtypes as _dt
 from ...fx.drivers import DRIVERS, driver
 from ...fx.prims import convert as _convert, cumulative as _cum, elementwise as _ew, fft as _fft_prims
-from ...fx.prims import reduce as _reduce, sort as _sort
+from ...fx.prims import collective as _coll, linalg as _la, reduce as _reduce, sort as _sort
+from ..kernels.loop_ir import CollectiveProgress, CollectiveStart, CollectiveWait
+from ..kernels.runner import host_library_step
+from . import library_linalg as _dev_la, library_sort as _dev_sort
+from .eager import EAGER, NOT_COVERED, covered as _eager_covered, quiet
+from .library_cumulative import cumulative as _cumulative
 
 _HALF = (np.dtype(np.float16), np.dtype(_dt.bfloat16))
-
-
-def _cumulative(accumulate):
-    def run(xp, x, *, axis, reverse):
-        d = np.dtype(x.dtype)
-        # half precision accumulates in float32, as the reference does
-        xc = x.astype(np.float32) if d in _HALF else x
-        if reverse:
-            xc = xp.flip(xc, axis)
-        out = getattr(xp, accumulate)(xc, axis=axis, dtype=xc.dtype)
-        if reverse:
-            out = xp.flip(out, axis)
-        return xp.ascontiguousarray(out).astype(d, copy=False)
-    return run
 
 
 def _fft(xp, x, *, fft_type, fft_lengths):
@@ -55,21 +49,6 @@ def _fft(xp, x, *, fft_type, fft_lengths):
     fn, dt = {t.FFT: ("fftn", x.dtype), t.IFFT: ("ifftn", x.dtype),
               t.RFFT: ("rfftn", _dt.complex_dtype(x.dtype)), t.IRFFT: ("irfftn", _dt.real_dtype(x.dtype))}[fft_type]
     return xp.asarray(getattr(xp.fft, fn)(x, s=s, axes=axes)).astype(dt, copy=False)
-
-
-def _sort1(xp, *ops, dimension, is_stable, num_keys):
-    """sort by one key: a stable argsort (NaN last, -0 and +0 equal, as numpy's
-    stable sort and the impl), the operands taken along it."""
-    key = ops[0]
-    if np.dtype(key.dtype) in _HALF:
-        key = key.astype(np.float32)   # (numpy would order bfloat16 by its bits)
-    if key.size == 0:
-        return [o.copy() for o in ops]
-    try:
-        perm = xp.argsort(key, axis=dimension, kind="stable")
-    except TypeError:   # a namespace whose sort is always stable (CuPy's)
-        perm = xp.argsort(key, axis=dimension)
-    return [xp.take_along_axis(o, perm, dimension) for o in ops]
 
 
 def _bitcast(xp, x, *, new_dtype):
@@ -123,22 +102,36 @@ def _exact_complex_convert(eq) -> bool:
 # primitive -> fn(xp, *device values, **params) -> value (or a list of values for
 # multiple-result primitives); semantics those of the primitive's numpy impl
 DEVICE_LIBRARY = {
-    _cum.cumsum_p: _cumulative("cumsum"),
-    _cum.cumprod_p: _cumulative("cumprod"),
+    _cum.cumsum_p: _cumulative("sum"),
+    _cum.cumprod_p: _cumulative("prod"),
+    _cum.cummax_p: _cumulative("max"),
+    _cum.cummin_p: _cumulative("min"),
+    _cum.cumlogsumexp_p: _cumulative("logsumexp"),
     _fft_prims.fft_p: _fft,
-    _ew.real_p: lambda xp, x: xp.ascontiguousarray(xp.real(x)),
-    _ew.imag_p: lambda xp, x: xp.ascontiguousarray(xp.imag(x)),
+    # (a copy: the parts are strided views, and ascontiguousarray makes 0-d arrays 1-d)
+    _ew.real_p: lambda xp, x: xp.real(x).copy(),
+    _ew.imag_p: lambda xp, x: xp.imag(x).copy(),
     _ew.conj_p: lambda xp, x: xp.conj(x),
     _ew.complex_p: _complex,
     _convert.convert_element_type_p: _widen_to_complex,
-    _sort.sort_p: _sort1,
+    _sort.sort_p: _dev_sort.sort,
+    _sort.top_k_p: _dev_sort.top_k,
+    _la.cholesky_p: _dev_la.cholesky,
+    _la.qr_p: _dev_la.qr,
+    _la.eigh_p: _dev_la.eigh,
+    _la.svd_p: _dev_la.svd,
+    _la.triangular_solve_p: _dev_la.triangular_solve,
+    _la.lu_p: _dev_la.lu,
     _convert.bitcast_convert_type_p: _bitcast,
     _reduce.argmax_p: _arg_extremum("argmax"),
     _reduce.argmin_p: _arg_extremum("argmin"),
+    # the communicator moves device buffers itself (NCCL in place, MPI through the host)
+    _coll.psum_p: lambda xp, x, *, axis_name: _coll.psum_p.impl(x, axis_name=axis_name),
+    _coll.pmax_p: lambda xp, x, *, axis_name: _coll.pmax_p.impl(x, axis_name=axis_name),
+    _coll.pmin_p: lambda xp, x, *, axis_name: _coll.pmin_p.impl(x, axis_name=axis_name),
 }
 # primitive -> predicate on the equation: DEVICE_LIBRARY serves only these cases
-DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert,
-               _sort.sort_p: lambda eq: eq.params["num_keys"] == 1}
+DEVICE_WHEN = {_convert.convert_element_type_p: _exact_complex_convert, _la.lu_p: _dev_la.lu_on_device}
 
 
 def _float_storage_ok(runtime, eq):
@@ -147,20 +140,38 @@ def _float_storage_ok(runtime, eq):
     return not (bits and any(np.dtype(v.aval.dtype) == _dt.bfloat16 for v in list(eq.inputs) + list(eq.outputs)))
 
 
+def _eager_covers(eq) -> bool:
+    """An elementwise step the eager table runs on the device (complex arithmetic,
+    digamma, ...): its rules decline by dtype and params only, so a call on empty
+    operands of the step's dtypes (numpy standing in for the device module) tells."""
+    if eq.prim.kind != "elementwise" or eq.prim not in _eager_covered():
+        return False
+    empty = [np.zeros((0,), np.dtype(v.aval.dtype)) for v in eq.inputs]
+    try:
+        with quiet(np):
+            return EAGER[eq.prim](np, *empty, **eq.params) is not NOT_COVERED
+    except Exception:  # noqa: BLE001 - a rule that cannot run here is not a device path
+        return False
+
+
 def binding_kind(eq, runtime) -> str:
-    """"driver", "device" or "host": how a library step of `eq` runs on `runtime`.
+    """"driver", "device", "eager" or "host": how a library step of `eq` runs on `runtime`.
 
     Example:
         >>> import ember, numpy as np
         >>> from ember import lax
-        >>> g = ember.make_graph(lambda x: lax.digamma(x))(np.ones(3, np.float32))
-        >>> binding_kind(g.equations[0], None)
-        'host'
+        >>> [binding_kind(ember.make_graph(f)(np.eye(2, dtype=np.float32)).equations[0], None)
+        ...  for f in (lax.digamma, lambda x: lax.cummax(x, 0), lambda x: lax.linalg.eig(x)[0])]
+        ['eager', 'device', 'host']
     """
     if eq.prim in DRIVERS:
         return "driver"
-    if eq.prim in DEVICE_LIBRARY and _float_storage_ok(runtime, eq) and DEVICE_WHEN.get(eq.prim, bool)(eq):
+    if not _float_storage_ok(runtime, eq):
+        return "host"
+    if eq.prim in DEVICE_LIBRARY and DEVICE_WHEN.get(eq.prim, bool)(eq):
         return "device"
+    if _eager_covers(eq):
+        return "eager"
     return "host"
 
 
@@ -172,9 +183,9 @@ def round_trips(program, runtime=None) -> list:
         >>> from ember import lax
         >>> from ember.backends.kernels import schedule
         >>> from ember.backends.cuda.target import cuda_target
-        >>> g = ember.make_graph(lambda x: lax.digamma(lax.cumsum(x, 0)))(np.ones(3, np.float32))
+        >>> g = ember.make_graph(lambda x: lax.linalg.eig(lax.cumsum(x, 0))[0])(np.eye(3, dtype=np.float32))
         >>> round_trips(schedule(g, cuda_target()))
-        ['digamma']
+        ['eig']
     """
     from ..kernels.loop_ir import LibraryStep  # noqa: PLC0415
     return [s.eq.prim.name for s in program.steps
@@ -199,16 +210,25 @@ def bind_library_step(step, runtime, compile, buffers):
     (a `LibraryStep`) on `runtime`; `compile(closed)` compiles sub-graphs,
     `buffers` are the program's buffer records (for dtypes of results)."""
     eq = step.eq
+    if isinstance(step, (CollectiveStart, CollectiveWait, CollectiveProgress)):
+        half = host_library_step(step, compile)      # start / wait / progress on device values
+        returns = bool(step.outputs)                  # (a progress step returns nothing)
+
+        def run_half(*vals):
+            res = half(*vals)
+            return [res] if returns else []
+        return run_half
     kind = binding_kind(eq, runtime)
     multiple = eq.prim.multiple_results
     out_dtypes = [buffers[o].dtype for o in step.outputs]
     if kind == "driver":
         return driver(eq.prim, eq.params, compile, xp=runtime)
-    if kind == "device":
-        fn, params, xp = DEVICE_LIBRARY[eq.prim], eq.params, runtime.library_namespace
+    if kind in ("device", "eager"):
+        fn, params, xp = (DEVICE_LIBRARY if kind == "device" else EAGER)[eq.prim], eq.params, runtime.library_namespace
 
         def run_device(*vals):
-            res = fn(xp, *vals, **params)
+            with quiet(xp):
+                res = fn(xp, *vals, **params)
             return list(res) if multiple else [res]
         return run_device
     impl, params = eq.prim.impl, eq.params

@@ -36,10 +36,12 @@ from ..kernels.lowerings import LoweringTable, renders
 LOWERINGS = LoweringTable("CUDA")
 # Elementwise primitives this backend runs as library steps on purpose.
 LIBRARY_STEPS: dict[Primitive, str] = {
-    ew.digamma_p: "the CUDA math library has no digamma (and ember has no device implementation yet)",
-    ew.polygamma_p: "the CUDA math library has no polygamma (and ember has no device implementation yet)",
-    ew.nextafter_p: "CUDA's nextafterf steps in float32; the float16/bfloat16 step needs storage-format "
-                    "bit helpers that are not written yet",
+    ew.digamma_p: "the CUDA math library has no digamma: cupyx.scipy.special's, on device buffers "
+                  "(the eager rule)",
+    ew.polygamma_p: "the CUDA math library has no polygamma: cupyx.scipy.special's, on device buffers "
+                    "(the eager rule)",
+    ew.nextafter_p: "CUDA's nextafterf steps in float32: the eager rule steps half precision bit patterns "
+                    "on device buffers",
     ew.real_p: "complex values are not supported in CUDA kernels (its operand is complex)",
     ew.imag_p: "complex values are not supported in CUDA kernels (its operand is complex)",
     ew.complex_p: "complex values are not supported in CUDA kernels (its result is complex)",

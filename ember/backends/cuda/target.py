@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import config
 from ..kernels.target import Target
 from .ops import GEMM_DTYPES, LIBRARY_STEPS, supports
 
@@ -63,4 +64,7 @@ def cuda_target() -> Target:
         # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
         # written out in its reader than as a kernel accumulating through memory
         unrolled_reduce_max=8,
+        # a reduction across processes is a start and a wait (NCCL on the
+        # communicator's own stream: executable.py runs the halves as library steps)
+        async_collectives=config.overlap_collectives(),
     )

@@ -17,8 +17,8 @@ Example:
 """
 from __future__ import annotations
 
-from .loop_ir import (ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel, RowKernel,
-                      ScatterKernel, operands)
+from .loop_ir import (CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep,
+                      MapKernel, ReduceKernel, RowKernel, ScatterKernel, operands)
 
 
 def _ops(body) -> int:
@@ -67,7 +67,9 @@ def _flops(step) -> int | None:
 
 
 _KIND = {MapKernel: "map", ReduceKernel: "reduce", ScatterKernel: "scatter", RowKernel: "rows",
-         GemmKernel: "gemm", ConvKernel: "conv", LibraryStep: "library"}
+         GemmKernel: "gemm", ConvKernel: "conv", LibraryStep: "library",
+         CollectiveStart: "collective start", CollectiveWait: "collective wait",
+         CollectiveProgress: "collective progress"}
 
 
 def step_name(step) -> str:
@@ -78,6 +80,9 @@ def step_name(step) -> str:
         >>> step_name(MapKernel("k3_sin", 0, (2,), ("const", 0.0, "float32")))
         'k3_sin'
     """
+    if isinstance(step, (CollectiveStart, CollectiveWait, CollectiveProgress)):
+        half = {CollectiveStart: "start", CollectiveWait: "wait", CollectiveProgress: "progress"}[type(step)]
+        return f"library {step.eq.prim.name} ({half})"
     if isinstance(step, LibraryStep):
         return f"library {step.eq.prim.name}"
     return step.name

@@ -340,7 +340,7 @@ def delinearize(flat, shape, ranges=None):
 class Buffer:
     shape: tuple
     dtype: np.dtype
-    kind: str  # "input", "const", "temp", "output"
+    kind: str  # "input", "const", "temp", "output"; "token": a collective in flight (overlap.py)
 
     @property
     def size(self) -> int:
@@ -549,6 +549,28 @@ class LibraryStep:
     @property
     def inputs(self) -> list:
         return [a for a in self.args if type(a) is int]
+
+
+@dataclass
+class CollectiveStart(LibraryStep):
+    """The first half of a collective split for overlap (`Target.async_collectives`):
+    posts the reduction of its operand (`args`) and returns at once; its one output
+    is a token buffer (a 0-d object array holding the communicator's `Pending`)
+    that the matching `CollectiveWait` reads.  Being a library step whose output
+    outlives it, its operand's buffer stays allocated until the wait (the
+    communicator reads it while the message is in flight)."""
+
+
+@dataclass
+class CollectiveWait(LibraryStep):
+    """The second half: waits for the reduction the token (`args`) names and
+    writes its result (`outputs`), the value the unsplit collective gives."""
+
+
+@dataclass
+class CollectiveProgress(LibraryStep):
+    """Between the halves, after a long step: lets the communicator move the
+    reductions in flight (`args`: their tokens) on without waiting; no outputs."""
 
 
 @dataclass

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...dtypes import short_name
 from ...fx.ir import constant_key
-from .loop_ir import operands, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
+from .loop_ir import operands, CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep, MapKernel, Program, ReduceKernel, RowKernel, ScatterKernel
 
 
 def format_index(e) -> str:
@@ -91,7 +91,10 @@ def _format_kernel(s, suffix=""):
 def format_program(prog: Program) -> str:
     lines = []
     for i, b in enumerate(prog.buffers):
-        lines.append(f"  b{i}: {short_name(b.dtype)}{list(b.shape)} {b.kind}")
+        if b.kind == "token":     # a collective's pending reduction (overlap.py)
+            lines.append(f"  b{i}: token")
+        else:
+            lines.append(f"  b{i}: {short_name(b.dtype)}{list(b.shape)} {b.kind}")
     for s in prog.steps:
         if isinstance(s, (MapKernel, ReduceKernel)):
             lines.append(_format_kernel(s))
@@ -120,7 +123,13 @@ def format_program(prog: Program) -> str:
         elif isinstance(s, LibraryStep):
             ins = ", ".join(f"b{a}" if not isinstance(a, tuple) else repr(a[1]) for a in s.args)
             outs = ", ".join(f"b{o}" for o in s.outputs)
-            lines.append(f"library {s.eq.prim.name}: {outs} = {s.eq.prim.name}({ins})")
+            name = s.eq.prim.name
+            half = ("start" if isinstance(s, CollectiveStart) else "wait" if isinstance(s, CollectiveWait)
+                    else "progress" if isinstance(s, CollectiveProgress) else "")
+            if half:     # the halves of an overlapped collective (overlap.py)
+                lines.append(f"library {name} ({half}): {outs + ' = ' if outs else ''}{name}_{half}({ins})")
+            else:
+                lines.append(f"library {name}: {outs} = {name}({ins})")
     lines.append("outputs: " + ", ".join(f"b{o}" if not isinstance(o, tuple) else repr(o[1])
                                          for o in prog.outputs))
     return "\n".join(lines)

@@ -26,7 +26,8 @@ from ...fx.core import PRIMITIVES
 from ...fx.prims.reduce import reduction_identity
 from ...fx.drivers import driver
 from .kinds import is_expensive
-from .loop_ir import ConvKernel, GemmKernel, LibraryStep, MapKernel, ReduceKernel, RowKernel, ScatterKernel
+from .loop_ir import (CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep,
+                      MapKernel, ReduceKernel, RowKernel, ScatterKernel)
 from .walk import unique_nodes
 
 KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
@@ -139,6 +140,7 @@ def plan_arena(program, kernel_out: dict, out_ids, align: int = 64) -> tuple[dic
             if type(b) is int:
                 end[b] = i
     # a library result may be a view of its operands: they live as long as it does
+    # (a collective start's token too: its operand is read until the wait)
     for i in range(n_steps - 1, -1, -1):
         step = program.steps[i]
         if isinstance(step, LibraryStep):
@@ -201,9 +203,35 @@ def host_library_step(step, compile):
         [[1.0, 2.0]]
     """
     eq = step.eq
+    if isinstance(step, CollectiveStart):
+        return _starter(eq)
+    if isinstance(step, CollectiveWait):
+        return _wait_token
+    if isinstance(step, CollectiveProgress):
+        return _progress_tokens
     run = driver(eq.prim, eq.params, compile)
     if run is None:
         impl, params = eq.prim.impl, eq.params
         run = lambda *vals: impl(*vals, **params)  # noqa: E731
     return run
 
+
+def _starter(eq):
+    """A collective's start: post it, and hand its `Pending` on in a token (a 0-d
+    object array, so it travels through the program's buffers like any value)."""
+    start, params = eq.prim.start_impl, eq.params
+
+    def run(*vals):
+        token = np.empty((), dtype=object)
+        token[()] = start(*vals, **params)
+        return token
+    return run
+
+
+def _wait_token(token):
+    return token[()].wait()
+
+
+def _progress_tokens(*tokens):
+    for token in tokens:
+        token[()].progress()

@@ -25,7 +25,8 @@ Fusion rules:
 - consecutive kernels over the same leading (row) dimensions whose reads of each
   other's results stay within a row become one `RowKernel` (one pass over rows);
 - everything else (conv, sort, gather, control flow, linalg, ...) is a library
-  step on whole buffers.
+  step on whole buffers; a reduction across processes on a target with
+  `async_collectives` is a start and a wait, moved apart (`overlap`).
 
 What is fused is read from the primitives (`Primitive.kind`, `.cost`); every
 machine-dependent choice from the `Target` the backend passes.  The pieces:
@@ -49,6 +50,7 @@ from ...fx.core import PRIMITIVES
 from ...fx.ir import ClosedGraph, Literal, Var
 from ...fx.prims import conv as _conv, contraction as _contraction, reduce as _reduce, shape as _shape
 from .merge_products import merge_shared_operand_products
+from .overlap import overlap_collectives, split_collective, splits
 from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
@@ -298,7 +300,10 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         if k == "lib":
             ins = [("lit", a.value) if type(a) is Literal else buf_of[a] for a in eq.inputs]
             outs = [new_buf(v, "temp") for v in eq.outputs]
-            steps.append(LibraryStep(eq, ins, outs))
+            if splits(eq, target):   # a reduction across processes, overlapped (overlap.py)
+                steps.extend(split_collective(eq, ins, outs, add_buf))
+            else:
+                steps.append(LibraryStep(eq, ins, outs))
             continue
         if k == "gemm":
             plan = gemms[id(eq)]
@@ -347,6 +352,8 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         steps = _fuse_rows(steps, buffers)
         if target.row_aliasing:
             _alias_row_intermediates(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers)
+    # after fusion, which decides the kernels: the overlapped program runs the same ones
+    steps = overlap_collectives(steps)
     outputs = []
     for a in g.outputs:
         if type(a) is Literal:

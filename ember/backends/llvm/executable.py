@@ -346,8 +346,8 @@ class NativeExecutable(Executable):
 
     def loop_paths(self) -> list:
         """(primitive name, "native" or "fallback: <reason>") for each scan,
-        while_loop and call of a sub-graph (jit_call, remat, custom rules) of this
-        program (native_loops.py), in program order.
+        while_loop, cond/switch and call of a sub-graph (jit_call, remat, custom
+        rules) of this program (native_loops.py), in program order.
 
         Example:
             >>> import ember, numpy as np

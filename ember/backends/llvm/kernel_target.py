@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import config
 from ..kernels.target import Target
 from .ops import LIBRARY_STEPS, supports
 from .runtime import num_threads
@@ -66,4 +67,7 @@ def cpu_target(threads: int | None = None) -> Target:
         # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
         # written out in its reader than as a kernel accumulating through memory
         unrolled_reduce_max=8,
+        # the executable runs a collective's start and wait as two host steps
+        # (ember.config "overlap_collectives", EMBER_OVERLAP_COLLECTIVES)
+        async_collectives=config.overlap_collectives(),
     )

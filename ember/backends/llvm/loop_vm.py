@@ -1,7 +1,7 @@
 """A tiny native interpreter that runs a loop's kernels without Python per iteration.
 
-`native_loops.py` translates a scan or while_loop (its body's, and cond's,
-scheduled programs) into a short *loop code*: fixed-width instructions over a
+`native_loops.py` translates a scan, while_loop or cond/switch (the scheduled
+programs of its body, condition or branches) into a short *loop code*: fixed-width instructions over a
 table of int64 *slots* (data pointers, counters).  This module compiles, once
 per process (and disk-cached like every module), the function that executes
 it: ``void ember_loop_run(i64 code, i64 slots, i8** args)``, the kernel ABI of
@@ -28,6 +28,10 @@ An instruction is `WIDTH` int64 words, ``[op, a, b, c, d, e]``:
   MOVE     dst, src                      slot[dst] = slot[src]
   BIND     dst, b                        slot[dst] = the data pointer of buffer b of the
                                          caller's table (args[b] points at its slot)
+  SWITCH   s, n, table, width, signed    jump to instruction table + min(max(i, 0), n - 1),
+                                         i the `width`-byte integer at slot[s] (signed if
+                                         `signed`): cond/switch's clamped branch index
+                                         (at `table`, n JUMPs to the branches' code)
 
 DEREF turns a numpy array's address (``id(a)`` plus the data field's offset,
 which Python writes without touching the array) into its data pointer.
@@ -51,10 +55,11 @@ import numpy as np
 from . import compiler
 from .runtime import kernel_type
 
-__all__ = ["END", "CALL", "COPY", "SET", "OFFSET", "BRGE", "INC", "JUMP", "BRFALSE", "DEREF", "MOVE", "BIND", "WIDTH",
+__all__ = ["END", "CALL", "COPY", "SET", "OFFSET", "BRGE", "INC", "JUMP", "BRFALSE", "DEREF", "MOVE", "BIND", "SWITCH",
+           "WIDTH",
            "run_loop_code", "loop_function", "loop_address"]
 
-END, CALL, COPY, SET, OFFSET, BRGE, INC, JUMP, BRFALSE, DEREF, MOVE, BIND = range(12)
+END, CALL, COPY, SET, OFFSET, BRGE, INC, JUMP, BRFALSE, DEREF, MOVE, BIND, SWITCH = range(13)
 WIDTH = 6
 
 _I1, _I8, _I64 = ir.IntType(1), ir.IntType(8), ir.IntType(64)
@@ -92,7 +97,8 @@ def _build_ir() -> str:
     op = word(b, 0)
     blocks = {k: fn.append_basic_block(n) for k, n in
               ((CALL, "call"), (COPY, "copy"), (SET, "set"), (OFFSET, "offset"), (BRGE, "brge"),
-               (INC, "inc"), (JUMP, "jump"), (BRFALSE, "brfalse"), (DEREF, "deref"), (MOVE, "move"), (BIND, "bind"))}
+               (INC, "inc"), (JUMP, "jump"), (BRFALSE, "brfalse"), (DEREF, "deref"), (MOVE, "move"), (BIND, "bind"),
+               (SWITCH, "switch"))}
     sw = b.switch(op, done)
     for k, blk in blocks.items():
         sw.add_case(c(k), blk)
@@ -156,6 +162,32 @@ def _build_ir() -> str:
     entry_p = bb.load(bb.gep(args, [word(bb, 2)], inbounds=True))
     bb.store(bb.load(bb.bitcast(entry_p, _P64)), slot_ptr(bb, word(bb, 1)))
     go(bb, bb.add(pc, c(1)))
+
+    # SWITCH: load the index at its width, extend it, clamp it into [0, n)
+    bb = ir.IRBuilder(blocks[SWITCH])
+    src = bb.load(slot_ptr(bb, word(bb, 1)))
+    n, table, signed = word(bb, 2), word(bb, 3), bb.icmp_signed("!=", word(bb, 5), c(0))
+    merge = fn.append_basic_block("switch_clamp")
+    width_sw = bb.switch(word(bb, 4), merge)
+    loads = []
+    for nbytes in (1, 2, 4, 8):
+        blk = fn.append_basic_block(f"switch_i{8 * nbytes}")
+        width_sw.add_case(c(nbytes), blk)
+        lb = ir.IRBuilder(blk)
+        v = lb.load(lb.inttoptr(src, ir.IntType(8 * nbytes).as_pointer()))
+        if nbytes < 8:
+            v = lb.select(signed, lb.sext(v, _I64), lb.zext(v, _I64))
+        lb.branch(merge)
+        loads.append((v, blk))
+    bb = ir.IRBuilder(merge)
+    v = bb.phi(_I64, "index")
+    v.add_incoming(c(0), blocks[SWITCH])    # (an unknown width: the first branch)
+    for val, blk in loads:
+        v.add_incoming(val, blk)
+    low = bb.and_(signed, bb.icmp_signed("<", v, c(0)))
+    high = bb.select(signed, bb.icmp_signed(">=", v, n), bb.icmp_unsigned(">=", v, n))
+    i = bb.select(low, c(0), bb.select(high, bb.sub(n, c(1)), v))
+    go(bb, bb.add(table, i))
 
     ir.IRBuilder(done).ret_void()
     return str(m)

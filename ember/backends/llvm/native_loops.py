@@ -27,12 +27,31 @@ CALL of the interpreter on the inner loop's code, so nested loops are native.
 Called from Python (`NativeLoop(...)(*arrays)`), the prologue reads the
 arrays' addresses from handle slots instead.
 
-Bodies that contain a library step (cond/switch, sort, linalg, a custom rule's
-call: anything not a kernel or a native loop) or a kernel big enough for the
-thread pool fall back to the shared driver (`fx/drivers.py`), which loops in
-Python over the body's executable (`LoopFallback`, with the reason);
+cond/switch (`SwitchSpec`) is the same kind of code without the loop: a
+SWITCH on the index operand jumps to one branch's instructions (its kernels
+CALLed on the operands' slots, its results written in place or copied), so a
+body with a cond stays native, and so does a program's top-level cond.  A cond
+or a call of a sub-graph inside a body is inlined into the body's code (no
+interpreter call, no operand binding per run).
+
+Bodies (or branches) that contain a library step (sort, linalg, a cond whose
+branch has one: anything not a kernel or a native loop) or a kernel big enough
+for the thread pool fall back to the shared driver (`fx/drivers.py`), which
+loops in Python over the body's executable (`LoopFallback`, with the reason);
 `NativeExecutable.loop_paths()` says which path each loop of a program took.
 A native loop inside a fallback's body is still native.
+
+*Why a pooled kernel is not called from loop code:* `pool.NativePool.run` is
+Python: it takes the pool's busy lock (a `threading.Lock`), keeps the adaptive
+serial-mode counters, and wakes sleeping workers through their Python queues;
+only posting a job and taking chunks are native.  Loop code runs inside a ctypes
+call without the GIL, so it could neither lock nor wake a sleeper: calling the
+pool from it means moving the lock and the counters into the pool's shared table
+(atomics) and waking workers by futex, a redesign of pool.py.  The gain is
+small: a kernel is split over the pool from ~2^17 elements of work on, i.e.
+>= ~50 us per call, while the driver costs ~3-8 us per iteration (a fori_loop
+over 2^18 float32, load ~2: driver + pool 64-73 us per iteration, natively on
+one thread 68-155 us).
 
 Example:
     >>> import ember, numpy as np
@@ -53,7 +72,8 @@ import threading
 
 import numpy as np
 
-from ...fx.drivers import CallSpec, ScanSpec, loop_spec
+from ...fx import trampoline
+from ...fx.drivers import CallSpec, ScanSpec, SwitchSpec, loop_spec
 from ..kernels.runner import host_library_step
 from . import loop_vm as vm
 
@@ -94,22 +114,26 @@ def bind_library_step(step, compile, compile_body=None):
         return host_library_step(step, compile)
     if isinstance(spec, CallSpec):   # run once: compiled as its caller is
         graphs = [spec.graph]
+    elif isinstance(spec, SwitchSpec):
+        graphs = list(spec.branches)
     else:
         graphs = [spec.body] if isinstance(spec, ScanSpec) else [spec.cond, spec.body]
         compile = compile_body or compile
     built = {}
     reason = None
+    what = "branch" if isinstance(spec, SwitchSpec) else "body"
     for g in graphs:
         if g not in built:
             built[g] = compile(g)
-        reason = reason or _unsupported(built[g])
+        reason = reason or _unsupported(built[g], what)
     if reason is None:
         return NativeLoop(eq, spec, built, step)
     return LoopFallback(host_library_step(step, lambda g: built[g] if g in built else compile(g)), reason)
 
 
-def _unsupported(exe) -> str | None:
-    """Why `exe` (a NativeExecutable) cannot be a native loop body, or None."""
+def _unsupported(exe, what="body") -> str | None:
+    """Why `exe` (a NativeExecutable) cannot be a native loop body (or `what`:
+    a cond's branch), or None."""
     from .executable import DATA_OFFSET, _K_INLINE, _K_LOOP, _LIB
     if DATA_OFFSET is None:
         return "numpy arrays' data pointers cannot be read natively on this interpreter"
@@ -117,9 +141,9 @@ def _unsupported(exe) -> str | None:
         if d.kind == _K_LOOP:
             continue    # an inner native loop: called from the loop code like a kernel
         if d.kind == _LIB:
-            return f"the body has a library step ({d.step.eq.prim.name})"
+            return f"the {what} has a library step ({d.step.eq.prim.name})"
         if d.kind != _K_INLINE:
-            return f"the body's kernel {d.step.name} is split over the thread pool"
+            return f"the {what}'s kernel {d.step.name} is split over the thread pool"
     return None
 
 
@@ -135,8 +159,9 @@ class _Layout:
         self.n_slots = 0
         self.code = []          # [op, a, b, c, d, e] with table / storage placeholders
         self.storage = []       # (slot, shape, dtype, fill or None): arrays a state allocates
-        self.tables = []        # (first slot, n): kernel tables a state allocates
+        self.tables = []        # the _Body of each kernel table a state allocates
         self.inner = []         # inner NativeLoops, each with a state per state of this loop
+        self.bodies = []        # the _Body of every program placed here (inlined ones too)
 
     def slot(self, n=1) -> int:
         s = self.n_slots
@@ -159,11 +184,16 @@ class _Body:
 
     def __init__(self, lay: _Layout, exe):
         self.exe = exe
+        lay.bodies.append(self)
         prog = exe.program
         self.prog = prog
-        self.base = lay.slot(max(len(prog.buffers), 1))
+        self.n_table = max(len(prog.buffers), 1)
+        self.base = lay.slot(self.n_table)
         self.table = len(lay.tables)
-        lay.tables.append((self.base, max(len(prog.buffers), 1)))
+        lay.tables.append(self)
+        # buffer -> a slot of the caller's: an inlined program's operands and in-place
+        # results, whose table entries point at the caller's slots (no MOVE per run)
+        self.alias = {}
         self.consts = {b: c for b, c in exe.const_slots}
         self.kernel_written = {o for d in exe._steps for o in d.outputs}
         self.inputs = set(prog.inputs)
@@ -171,10 +201,10 @@ class _Body:
         self.own = set()        # kernel-written outputs given storage of their own
 
     def s(self, b) -> int:
-        return self.base + b
+        return self.alias.get(b, self.base + b)
 
     def input_slot(self, k) -> int:
-        return self.base + self.prog.inputs[k]
+        return self.s(self.prog.inputs[k])
 
     def out_loc(self, lay, j, aval):
         """The slot holding body output j's data pointer after the body ran."""
@@ -183,13 +213,23 @@ class _Body:
             return lay.array(aval.shape, aval.dtype, fill=o[1])
         if o not in self.inputs and o not in self.consts and o not in self.placed:
             self.own.add(o)   # written by a kernel (or empty): storage of its own
-        return self.base + o
+        return self.s(o)
 
     def emit_run(self, lay, bufs):
-        """The body's kernels in order (reduction identities copied in first);
-        an inner native loop is a CALL of the interpreter on its own code."""
+        """The body's kernels in order (reduction identities copied in first); an
+        inner native loop is a CALL of the interpreter on its own code, an inner
+        cond/switch or call of a sub-graph is inlined: this generator yields
+        ``(inner NativeLoop, its operand and result slots)`` for `_emit` to
+        translate in place (nested branches on `_emit`'s stack, not recursion)."""
         from .executable import _K_LOOP
         for d in self.exe._steps:
+            if d.kind == _K_LOOP and isinstance(d.loop.spec, _INLINED):
+                inner = d.loop
+                data = [self.s(a) if type(a) is int else
+                        lay.array(inner.in_avals[k].shape, inner.in_avals[k].dtype, fill=a[1])
+                        for k, a in enumerate(d.step.args)]
+                yield inner, data + [self.s(o) for o in d.step.outputs]
+                continue
             if d.kind == _K_LOOP:
                 lay.inner.append(d.loop)
                 q = len(lay.inner) - 1
@@ -201,15 +241,30 @@ class _Body:
             lay.emit(vm.CALL, d.addr, 0, d.total, ("table", self.table))
 
 
+# specs translated into their caller's loop code rather than CALLed as a loop of their own:
+# no prologue to bind operands and no second interpreter frame per run (a cond in a scan
+# body: ~60-70 -> ~26-35 ns per iteration, a body without one ~17-21 ns); the inlined
+# program's table entries point at the caller's slots for its operands and in-place
+# results (`_Body.alias`), so a run costs no MOVEs either
+_INLINED = (SwitchSpec, CallSpec)
+
+
+def _emit(lay, gen):
+    """Run an emitting generator (`_Body.emit_run`, `NativeLoop._run_once`,
+    `NativeLoop._switch`) to its end, translating the inner branches and calls it
+    yields into `lay` on an explicit stack (`fx.trampoline`)."""
+    return trampoline.run(gen, lambda req: req[0]._inline(lay, req[1]))
+
+
 class _State:
     __slots__ = ("slots", "code", "keep", "run")
 
 
 class NativeLoop:
     """A scan or while_loop run by the native loop interpreter (module docstring),
-    or a single call of a sub-graph (jit_call, remat, a custom rule's call: the
-    same code without the loop).  Called with the operands (numpy arrays),
-    returns the results."""
+    or a cond/switch or a single call of a sub-graph (jit_call, remat, a custom
+    rule's call: the same code without the loop).  Called with the operands
+    (numpy arrays), returns the results."""
 
     def __init__(self, eq, spec, built, step=None):
         self.spec = spec
@@ -232,13 +287,15 @@ class NativeLoop:
                 if type(a) is not int:
                     aval = self.in_avals[k]
                     self._literals[k] = lay.array(aval.shape, aval.dtype, fill=a[1])
-        if isinstance(spec, CallSpec):
-            self._call(lay, built[spec.graph], data)
+        self._built = built
+        if isinstance(spec, (SwitchSpec, CallSpec)):   # no loop: the same code as when inlined
+            _emit(lay, self._inline(lay, data))
         elif isinstance(spec, ScanSpec):
             self._scan(lay, built[spec.body], data)
         else:
             self._while(lay, built[spec.cond], built[spec.body], data)
         lay.emit(vm.END)
+        self._finish_bodies(lay)
         self._lock = threading.Lock()
         self._state = None
 
@@ -298,7 +355,7 @@ class NativeLoop:
                 lay.emit(vm.OFFSET, body.s(o), d_out[nk + k], row, ctr, rev)
             else:
                 copies.append((k, row, y_aval))
-        body.emit_run(lay, bufs)
+        _emit(lay, body.emit_run(lay, bufs))
         for k, row, y_aval in copies:
             src = body.out_loc(lay, nk + k, y_aval)
             tmp = lay.slot()
@@ -308,27 +365,51 @@ class NativeLoop:
         lay.emit(vm.INC, ctr)
         lay.emit(vm.JUMP, top)
         lay.code[top][3] = len(lay.code)
-        self._finish_bodies(lay, [body])
 
-    def _call(self, lay, exe, data):
-        """One run of the graph: results written by a kernel in place, the others copied."""
+    def _inline(self, lay, data):
+        """Emit this cond/switch or call of a sub-graph into `lay`, its operands and
+        results the data pointers in slots `data` (a generator, see `_emit`)."""
+        if isinstance(self.spec, SwitchSpec):
+            yield from self._switch(lay, [self._built[b] for b in self.spec.branches], data)
+        else:
+            yield from self._run_once(lay, self._built[self.spec.graph], data, 0)
+
+    def _run_once(self, lay, exe, data, first):
+        """One run of `exe` on the operands from `first` on: results written by a
+        kernel in place, the others copied (a generator, see `_emit`)."""
         body = _Body(lay, exe)
-        for k in range(self.n_in):
-            lay.emit(vm.MOVE, body.input_slot(k), data[k])
+        for k in range(self.n_in - first):
+            body.alias[exe.program.inputs[k]] = data[first + k]
         d_out = data[self.n_in:]
         copies = []
         for j in range(self.n_out):
             o = exe.program.outputs[j]
             if type(o) is int and o in body.kernel_written and o not in body.placed:
                 body.placed.add(o)
-                lay.emit(vm.MOVE, body.s(o), d_out[j])
+                body.alias[o] = d_out[j]
             else:
                 copies.append(j)
-        body.emit_run(lay, exe.program.buffers)
+        yield from body.emit_run(lay, exe.program.buffers)
         for j in copies:
             aval = self.out_avals[j]
             lay.emit(vm.COPY, d_out[j], body.out_loc(lay, j, aval), _nbytes(aval))
-        self._finish_bodies(lay, [body])
+
+    def _switch(self, lay, exes, data):
+        """cond/switch (`SwitchSpec`): SWITCH on the index operand into a table of
+        jumps, each to one branch run once (on the operands after the index),
+        then to the end (a generator, see `_emit`)."""
+        index = self.in_avals[0]
+        dt = np.dtype(index.dtype)
+        table = lay.emit(vm.SWITCH, data[0], len(exes), -1, dt.itemsize, int(dt.kind == "i"))
+        lay.code[table][3] = len(lay.code)
+        jumps = [lay.emit(vm.JUMP, -1) for _ in exes]
+        ends = []
+        for jump, exe in zip(jumps, exes):
+            lay.code[jump][1] = len(lay.code)
+            yield from self._run_once(lay, exe, data, 1)
+            ends.append(lay.emit(vm.JUMP, -1))
+        for e in ends:
+            lay.code[e][1] = len(lay.code)
 
     def _while(self, lay, cexe, bexe, data):
         spec = self.spec
@@ -342,19 +423,18 @@ class NativeLoop:
             lay.emit(vm.MOVE, body.input_slot(k), data[cnc + k])
         self._carry_in(lay, [(cond, cnc), (body, bnc)], data[cnc + bnc:], d_out, nk)
         top = len(lay.code)
-        cond.emit_run(lay, cexe.program.buffers)
+        _emit(lay, cond.emit_run(lay, cexe.program.buffers))
         flag = cond.out_loc(lay, 0, spec.cond.out_avals[0])
         exit_ = lay.emit(vm.BRFALSE, flag, -1)
-        body.emit_run(lay, bexe.program.buffers)
+        _emit(lay, body.emit_run(lay, bexe.program.buffers))
         self._update_carries(lay, body, 0, nk, bnc)
         lay.emit(vm.JUMP, top)
         lay.code[exit_][2] = len(lay.code)
-        self._finish_bodies(lay, [cond, body])
 
-    def _finish_bodies(self, lay, bodies):
+    def _finish_bodies(self, lay):
         """Storage for each body's arena, constants and own outputs (filled per state)."""
-        self._bodies = bodies
-        for body in bodies:
+        self._bodies = lay.bodies
+        for body in lay.bodies:
             bufs = body.prog.buffers
             for o in sorted(body.own):
                 lay.storage.append((body.s(o), bufs[o].shape, bufs[o].dtype, None))
@@ -397,8 +477,8 @@ class NativeLoop:
         st.slots = np.zeros(max(lay.n_slots, 1), np.int64)
         base_addr = st.slots.ctypes.data
         tables = []
-        for first, n in lay.tables:
-            t = base_addr + 8 * (first + np.arange(n, dtype=np.int64))
+        for body in lay.tables:
+            t = base_addr + 8 * np.array([body.s(b) for b in range(body.n_table)], np.int64)
             st.keep.append(t)
             tables.append(t.ctypes.data)
         for s, shape, dtype, fill in lay.storage:

@@ -118,6 +118,12 @@ axis_index_p.abstract_eval = lambda *, axis_name: (
 psum_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "psum").allreduce(x, "sum")
 pmax_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmax").allreduce(x, "max")
 pmin_p.impl = lambda x, *, axis_name: _process_comm(axis_name, "pmin").allreduce(x, "min")
+# The reductions also come split in two for a compiled program that overlaps them
+# with other work (backends/kernels/overlap.py): `start_impl` posts the reduction
+# and returns the communicator's `Pending`, whose `wait()` gives what `impl` gives.
+psum_p.start_impl = lambda x, *, axis_name: _process_comm(axis_name, "psum").start_allreduce(x, "sum")
+pmax_p.start_impl = lambda x, *, axis_name: _process_comm(axis_name, "pmax").start_allreduce(x, "max")
+pmin_p.start_impl = lambda x, *, axis_name: _process_comm(axis_name, "pmin").start_allreduce(x, "min")
 all_gather_p.impl = lambda x, *, axis_name, axis: np.moveaxis(
     _process_comm(axis_name, "all_gather").allgather(x), 0, axis)
 

@@ -135,7 +135,8 @@ def _bitcast_impl(x, *, new_dtype):
     x = np.asarray(x)
     x = x if x.flags.c_contiguous else np.ascontiguousarray(x)  # keeps 0-d arrays 0-d
     old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
-    y = x.view(new_dtype)
+    # numpy views a 0-d array only at the same itemsize: view its one element as 1-d
+    y = x.reshape(1).view(new_dtype) if x.ndim == 0 and old != new else x.view(new_dtype)
     if old > new:
         return y.reshape(x.shape + (old // new,))
     if old < new:

@@ -461,36 +461,37 @@ def _pow_impl(x, y):
         return r
 
 
-def order_keys(x, op="max"):
+def order_keys(x, op="max", xp=np):
     """Float array `x` as signed integers ordered like IEEE 754-2019 `maximum`/
     `minimum` (-0.0 < +0.0), NaN mapped to the key that wins `op`: an integer
     max/min (or `.reduce`, `.accumulate`, `.at`) on keys, mapped back with
     `from_order_keys`, is the IEEE operation, NaN-propagating.  The LLVM backend's
-    float max/min reductions use the same keys (codegen `_order_key`).
+    float max/min reductions use the same keys (codegen `_order_key`); `xp` is the
+    array module (the CUDA backend passes CuPy).
 
     Example:
         >>> k = order_keys(np.array([0.0, -0.0, 1.0], np.float32))
         >>> from_order_keys(np.maximum(k[0], k[1]), np.float32).item(), int(k[1] < k[0])
         (0.0, 1)
     """
-    x = np.asarray(x)
+    x = xp.asarray(x)
     ity = np.dtype(f"i{x.dtype.itemsize}")
     bits = x.view(ity)
-    top = np.array(np.iinfo(ity).max, ity)
+    top = ity.type(np.iinfo(ity).max)
     keys = bits ^ ((bits >> (8 * ity.itemsize - 1)) & top)
-    nan = np.isnan(x.astype(np.float32)) if x.dtype == _dt.bfloat16 else np.isnan(x)
-    return np.where(nan, top if op == "max" else np.iinfo(ity).min, keys).astype(ity)
+    nan = xp.isnan(x.astype(np.float32)) if x.dtype == _dt.bfloat16 else xp.isnan(x)
+    return xp.where(nan, top if op == "max" else ity.type(np.iinfo(ity).min), keys).astype(ity)
 
 
-def from_order_keys(keys, dtype):
+def from_order_keys(keys, dtype, xp=np):
     """The floats of `order_keys` (the map is its own inverse on bit patterns).
 
     Example:
         >>> from_order_keys(order_keys(np.array([-0.0, 2.5])), np.float64).tolist()
         [-0.0, 2.5]
     """
-    keys = np.asarray(keys)
-    top = np.array(np.iinfo(keys.dtype).max, keys.dtype)
+    keys = xp.asarray(keys)
+    top = keys.dtype.type(np.iinfo(keys.dtype).max)
     return (keys ^ ((keys >> (8 * keys.dtype.itemsize - 1)) & top)).view(np.dtype(dtype))
 
 

@@ -306,40 +306,55 @@ def _ts_abstract(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diago
     return _aval(b.shape, b.dtype)
 
 
-def _substitute(a, b, lower, unit_diagonal):
+def substitute(a, b, lower, unit_diagonal, xp=np):
     """Forward/back substitution with IEEE semantics (a singular a gives inf/nan)."""
     m = a.shape[-1]
-    x = np.zeros(b.shape, b.dtype)
+    x = xp.zeros(b.shape, b.dtype)
     order = range(m) if lower else range(m - 1, -1, -1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for i in order:
-            r = b[..., i, :] - np.einsum("...j,...jk->...k", a[..., i, :], x)
+            r = b[..., i, :] - xp.einsum("...j,...jk->...k", a[..., i, :], x)
             x[..., i, :] = r if unit_diagonal else r / a[..., i, i][..., None]
     return x
 
 
-def _ts_impl(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    a, b = np.asarray(a), np.asarray(b)
+def _scipy_solve(tri, b, lower, unit_diagonal):
+    try:
+        return _sl.solve_triangular(tri, b, lower=lower, unit_diagonal=unit_diagonal, check_finite=False)
+    except (np.linalg.LinAlgError, ValueError):   # a zero pivot: substitute, as IEEE would
+        return substitute(tri, b, lower, unit_diagonal)
+
+
+def triangular_solve_with(solve, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal, xp=np):
+    """op(a) x = b (or x op(a) = b when not `left_side`) reduced to
+    `solve(tri, b, lower, unit_diagonal)`, a left-side solve by the triangle `tri`
+    of a (the reference passes SciPy's; the CUDA backend its module's).
+
+    Example:
+        >>> a = np.array([[2., 0.], [1., 1.]])
+        >>> triangular_solve_with(_scipy_solve, a, np.array([[2.], [2.]]), left_side=True, lower=True,
+        ...                       transpose_a=False, conjugate_a=False, unit_diagonal=False).ravel().tolist()
+        [1.0, 1.0]
+    """
     if not left_side:
         # x op(a) = b  <=>  op(a)^T x^T = b^T
-        x = _ts_impl(a, np.swapaxes(b, -1, -2), left_side=True, lower=lower,
-                     transpose_a=not transpose_a, conjugate_a=conjugate_a,
-                     unit_diagonal=unit_diagonal)
-        return np.ascontiguousarray(np.swapaxes(x, -1, -2))
+        x = triangular_solve_with(solve, a, xp.swapaxes(b, -1, -2), left_side=True, lower=lower,
+                                  transpose_a=not transpose_a, conjugate_a=conjugate_a,
+                                  unit_diagonal=unit_diagonal, xp=xp)
+        return xp.ascontiguousarray(xp.swapaxes(x, -1, -2))
     if b.size == 0:
-        return np.zeros(b.shape, b.dtype)
+        return xp.zeros(b.shape, b.dtype)
     if conjugate_a:
-        a = np.conj(a)
+        a = xp.conj(a)
     if transpose_a:
-        a = np.swapaxes(a, -1, -2)
+        a = xp.swapaxes(a, -1, -2)
         lower = not lower
-    tri = np.tril(a) if lower else np.triu(a)
-    try:
-        x = _sl.solve_triangular(tri, b, lower=lower, unit_diagonal=unit_diagonal,
-                                 check_finite=False)
-    except (np.linalg.LinAlgError, ValueError):
-        x = _substitute(tri, b, lower, unit_diagonal)
-    return np.asarray(x).astype(b.dtype, copy=False)
+    tri = xp.tril(a) if lower else xp.triu(a)
+    return xp.asarray(solve(tri, b, lower, unit_diagonal)).astype(b.dtype, copy=False)
+
+
+def _ts_impl(a, b, **params):
+    return triangular_solve_with(_scipy_solve, np.asarray(a), np.asarray(b), **params)
 
 
 def _op(x, transpose_a, conjugate_a):
@@ -430,15 +445,16 @@ def _lu_abstract(a):
             _aval(batch + (m,), _dt.int32)]
 
 
-def _pivots_to_permutation(piv, m):
-    """Apply the row swaps i <-> piv[i] in order to arange(m)."""
+def _pivots_to_permutation(piv, m, xp=np):
+    """Apply the row swaps i <-> piv[i] in order to arange(m) (`xp`: the array
+    module; the CUDA backend passes CuPy)."""
     batch = piv.shape[:-1]
-    perm = np.broadcast_to(np.arange(m, dtype=np.int32), batch + (m,)).copy()
+    perm = xp.broadcast_to(xp.arange(m, dtype=np.int32), batch + (m,)).copy()
     if perm.size == 0 or piv.shape[-1] == 0:
         return perm
     flat = perm.reshape(-1, m)
     fpiv = piv.reshape(-1, piv.shape[-1])
-    rows = np.arange(flat.shape[0])
+    rows = xp.arange(flat.shape[0])
     for i in range(fpiv.shape[1]):
         j = fpiv[:, i]
         pi, pj = flat[rows, i].copy(), flat[rows, j].copy()

@@ -16,6 +16,7 @@ import pytest
 
 import ember
 import ember.numpy as enp
+from ember import lax
 from ember.array import wrap_buffer
 from ember.backends import base
 from ember.backends.cuda import backend as cb
@@ -54,13 +55,16 @@ def test_eager_ops_stay_on_the_device_and_match_the_cpu(gpu):
 
 
 def test_primitives_without_a_rule_run_as_cached_one_op_programs(gpu):
-    x = ember.device_put(np.array([3.0, 1.0, 2.0], np.float32), gpu)
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    x = ember.device_put(a, gpu)
     for _ in range(3):
-        s = enp.sort(x)
-    assert s.device == gpu and np.asarray(s).tolist() == [1.0, 2.0, 3.0]
-    assert EmulatedCuda.compiled == [["sort"]]   # compiled once, then from the cache
-    c = enp.cumsum(x)
-    assert np.asarray(c).tolist() == [3.0, 4.0, 6.0] and c.device == gpu
+        lu, piv, perm = lax.linalg.lu(x)
+    assert lu.device == gpu and np.asarray(perm).tolist() == [1, 0]
+    assert EmulatedCuda.compiled == [["lu"]]   # compiled once, then from the cache
+    # the device library's functions are rules too: nothing compiled for these
+    s, c = enp.sort(x[0] * -1), enp.cumsum(x[0])
+    assert np.asarray(s).tolist() == [-2.0, -1.0] and np.asarray(c).tolist() == [1.0, 3.0]
+    assert c.device == gpu and EmulatedCuda.compiled == [["lu"]]
 
 
 def test_declined_operands_fall_back(gpu):

@@ -16,6 +16,9 @@ from ember.fx.prims import contraction as K
 from ember.fx.prims import convert as C
 from ember.fx.prims import cumulative as CU
 from ember.fx.prims import elementwise as E
+from ember.fx.prims import fft as F
+from ember.fx.prims import linalg as LA
+from ember.fx.prims import sort as SO
 from ember.fx.prims import indexing as I
 from ember.fx.prims import random as RND
 from ember.fx.prims import reduce as R
@@ -96,11 +99,12 @@ def check(prim, operands, params, must_cover=True):
 UNARY_FLOAT = [E.exp_p, E.exp2_p, E.log_p, E.log1p_p, E.expm1_p, E.tanh_p, E.sin_p, E.cos_p, E.tan_p,
                E.asin_p, E.acos_p, E.atan_p, E.sinh_p, E.cosh_p, E.asinh_p, E.acosh_p, E.atanh_p,
                E.sqrt_p, E.rsqrt_p, E.cbrt_p, E.logistic_p, E.erf_p, E.erfc_p, E.lgamma_p, E.erf_inv_p,
-               E.sign_p, E.floor_p, E.ceil_p, E.round_p, E.is_finite_p, E.abs_p, E.neg_p, E.square_p]
+               E.sign_p, E.floor_p, E.ceil_p, E.round_p, E.is_finite_p, E.abs_p, E.neg_p, E.square_p,
+               E.digamma_p]
 UNARY_INT = [E.neg_p, E.abs_p, E.sign_p, E.square_p, E.not_p]
 BINARY_ANY = [E.add_p, E.sub_p, E.mul_p, E.max_p, E.min_p, E.eq_p, E.ne_p, E.lt_p, E.le_p, E.gt_p,
               E.ge_p]
-BINARY_FLOAT = [E.div_p, E.rem_p, E.pow_p, E.atan2_p]
+BINARY_FLOAT = [E.div_p, E.rem_p, E.pow_p, E.atan2_p, E.nextafter_p]
 BINARY_INT = [E.div_p, E.rem_p, E.and_p, E.or_p, E.xor_p, E.shift_left_p,
               E.shift_right_arithmetic_p, E.shift_right_logical_p]
 
@@ -219,7 +223,7 @@ def test_reductions(prim, data):
     check(prim, [x], dict(axes=_axes(data, x.ndim)))
 
 
-@pytest.mark.parametrize("prim", [CU.cumsum_p, CU.cumprod_p], ids=lambda p: p.name)
+@pytest.mark.parametrize("prim", [CU.cumsum_p, CU.cumprod_p, CU.cummax_p, CU.cummin_p], ids=lambda p: p.name)
 @SETTINGS
 @given(data=st.data())
 def test_cumulative(prim, data):
@@ -318,12 +322,163 @@ def test_threefry2x32(data):
         same(g, w)
 
 
+# --- the device library's functions (library.DEVICE_LIBRARY), rules of this table too ---------
+
+DEVICE_LIBRARY_ROWS = [E.polygamma_p, CU.cummax_p, CU.cummin_p, CU.cumlogsumexp_p, SO.sort_p, SO.top_k_p,
+                       E.real_p, E.imag_p, E.conj_p, E.complex_p, C.bitcast_convert_type_p, F.fft_p,
+                       LA.cholesky_p, LA.qr_p, LA.eigh_p, LA.svd_p, LA.triangular_solve_p]
+
+
+def check_results(prim, operands, params):
+    """A multiple-result rule against the reference impl, bit for bit."""
+    want = prim.impl(*operands, **params)
+    got = run_rule(np, prim, list(operands), params)
+    assert got is not NOT_COVERED and len(got) == len(want)
+    for g, w in zip(got, want):
+        same(g, w)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_polygamma(data):
+    x = data.draw(values(data.draw(st.sampled_from(FLOATS)), data.draw(shapes())))
+    check(E.polygamma_p, [x], dict(m=data.draw(st.integers(0, 3))))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_cumlogsumexp(data):
+    # a log-step scan adds in another order than numpy's accumulate: equal to rounding
+    d = data.draw(st.sampled_from([np.dtype("float32"), np.dtype("float64")]))
+    shape = data.draw(shapes())
+    assume(len(shape) > 0)
+    x = data.draw(values(d, shape))
+    params = dict(axis=data.draw(st.integers(0, x.ndim - 1)), reverse=data.draw(st.booleans()))
+    with np.errstate(all="ignore"):
+        want = CU.cumlogsumexp_p.impl(x, **params)
+    got = run_rule(np, CU.cumlogsumexp_p, [x], params)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5 if d == np.float32 else 1e-12, atol=0)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_sort_by_several_keys(data):
+    shape = data.draw(shapes())
+    assume(len(shape) > 0)
+    n_ops = data.draw(st.integers(1, 3))
+    ops = []
+    for _ in range(n_ops):
+        d = data.draw(st.sampled_from(FLOATS + INTS[:3] + BOOL))
+        # few distinct values, so that the later keys decide ties
+        small = np.array(data.draw(st.lists(st.sampled_from([0.0, -0.0, 1.0, np.nan, -np.inf, 2.0]),
+                                            min_size=int(np.prod(shape)), max_size=int(np.prod(shape)))))
+        ops.append(small.reshape(shape).astype(d) if d.kind == "f" or d == BF16 else
+                   np.nan_to_num(small, nan=3, neginf=-1).reshape(shape).astype(d))
+    params = dict(dimension=data.draw(st.integers(0, len(shape) - 1)), is_stable=True,
+                  num_keys=data.draw(st.integers(1, n_ops)))
+    check_results(SO.sort_p, ops, params)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_top_k(data):
+    shape = data.draw(shapes())
+    assume(len(shape) > 0)
+    x = data.draw(values(data.draw(st.sampled_from(FLOATS + INTS + BOOL)), shape))
+    check_results(SO.top_k_p, [x], dict(k=data.draw(st.integers(0, shape[-1]))))
+
+
+@SETTINGS
+@given(data=st.data())
+def test_complex_parts(data):
+    x, y = _pair(data, COMPLEX)
+    check(E.real_p, [x], {})
+    check(E.imag_p, [x], {})
+    check(E.conj_p, [x], {})
+    a, b = _pair(data, [np.dtype("float32"), np.dtype("float64")])
+    check(E.complex_p, [a, b], {})
+
+
+@SETTINGS
+@given(data=st.data())
+def test_bitcast(data):
+    d = data.draw(st.sampled_from(FLOATS + INTS))
+    x = data.draw(values(d, data.draw(shapes())))
+    new = data.draw(st.sampled_from([t for t in FLOATS + INTS if t.itemsize == d.itemsize]
+                                    + ([np.dtype("uint8")] if x.ndim >= 0 else [])))
+    check(C.bitcast_convert_type_p, [x], dict(new_dtype=new))
+
+
+def test_fft():
+    x = np.random.default_rng(0).standard_normal((3, 8))
+    for fft_type, op, lengths in ((F.FftType.FFT, x.astype(np.complex64), (8,)),
+                                  (F.FftType.RFFT, x, (8,)), (F.FftType.IRFFT, np.fft.rfft(x), (8,))):
+        got = run_rule(np, F.fft_p, [op], dict(fft_type=fft_type, fft_lengths=lengths))
+        want = F.fft_p.impl(op, fft_type=fft_type, fft_lengths=lengths)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _matrices(rng, batch, n, dtype):
+    a = rng.standard_normal(batch + (n, n))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(batch + (n, n))
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+@pytest.mark.parametrize("batch", [(), (3,), (2, 2)])
+def test_linalg_factorisations(dtype, batch):
+    rng = np.random.default_rng(7)
+    a = _matrices(rng, batch, 4, dtype)
+    spd = (a @ np.conj(np.swapaxes(a, -1, -2)) + 4 * np.eye(4)).astype(dtype)
+    if batch:
+        spd[(0,) * len(batch)] = -np.eye(4)   # not positive definite: NaN for that matrix only
+    same(run_rule(np, LA.cholesky_p, [spd], {}), LA.cholesky_p.impl(spd))
+    for full in (True, False):
+        check_results(LA.qr_p, [a[..., :, :3]], dict(full_matrices=full))
+        check_results(LA.svd_p, [a[..., :3, :]], dict(full_matrices=full, compute_uv=True))
+    check_results(LA.svd_p, [a], dict(full_matrices=False, compute_uv=False))
+    if np.dtype(dtype).kind == "f":   # the device library's lu (not an eager rule: real matrices only)
+        from ember.backends.cuda.library import DEVICE_LIBRARY
+        singular = a.copy()
+        singular[..., :, 1] = 0
+        for m in (a, a[..., :3, :], a[..., :, :3], singular):
+            for g, w in zip(DEVICE_LIBRARY[LA.lu_p](np, m), LA.lu_p.impl(m)):
+                same(g, w)
+    for lower in (True, False):
+        check_results(LA.eigh_p, [spd], dict(lower=lower))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_triangular_solve(dtype, batch):
+    rng = np.random.default_rng(8)
+    a = _matrices(rng, batch, 4, dtype) + 3 * np.eye(4, dtype=dtype)
+    b = _matrices(rng, batch, 4, dtype)[..., :, :2]
+    singular = a.copy()
+    singular[..., 1, 1] = 0   # a zero pivot: LAPACK refuses, the substitution gives inf/NaN
+    one_singular = a.copy()
+    one_singular[(0,) * len(batch) + (2, 2)] = 0   # the whole batch is substituted then
+    for m in (a, singular, one_singular):
+        for left_side, lower, transpose_a, conjugate_a, unit in (
+                (True, True, False, False, False), (True, False, True, False, False),
+                (False, True, False, True, False), (False, False, True, True, True)):
+            rhs = b if left_side else np.swapaxes(b, -1, -2).copy()
+            params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a,
+                          conjugate_a=conjugate_a, unit_diagonal=unit)
+            with np.errstate(all="ignore"):
+                want = LA.triangular_solve_p.impl(m, rhs, **params)
+            same(run_rule(np, LA.triangular_solve_p, [m, rhs], params), want)
+
+
 def test_every_rule_is_exercised_here():
     """A primitive gaining a rule must gain a row in this file's tables."""
     tested = set(UNARY_FLOAT + UNARY_INT + BINARY_ANY + BINARY_FLOAT + BINARY_INT) | {
         E.integer_pow_p, E.select_n_p, E.clamp_p, C.convert_element_type_p, R.reduce_sum_p,
         R.reduce_prod_p, R.reduce_max_p, R.reduce_min_p, R.reduce_and_p, R.reduce_or_p,
-        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, I.gather_p, RND.threefry2x32_p, K.dot_general_p, S.transpose_p, S.reshape_p,
+        R.reduce_xor_p, R.argmax_p, R.argmin_p, CU.cumsum_p, CU.cumprod_p, I.gather_p, *DEVICE_LIBRARY_ROWS, RND.threefry2x32_p, K.dot_general_p, S.transpose_p, S.reshape_p,
         S.rev_p, S.squeeze_p, S.expand_dims_p, M.stop_gradient_p, S.broadcast_in_dim_p, S.slice_p,
         S.pad_p, S.concatenate_p, S.iota_p}
     missing = sorted(p.name for p in covered() - tested)

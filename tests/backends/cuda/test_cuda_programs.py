@@ -339,9 +339,19 @@ def test_library_steps_on_the_device_and_round_trips(runtime):
              np.array([[np.nan, 1], [-0.0, 1], [0.0, -1], [-np.inf, np.nan], [1, 1]], np.float32)),
         case("sort bf16", lambda v: lax.sort(v, dimension=1), x.astype(nvr.BF16)),
         case("argsort (a key and an iota)", lambda v: enp.argsort(v, axis=0), x),
-        case("sort by two keys (host round trip)", lambda a, b: lax.sort((a, b), dimension=0, num_keys=2),
+        case("sort by two keys", lambda a, b: lax.sort((a, b), dimension=0, num_keys=2),
              np.array([1, 0, 1, 0], np.int32), np.array([3.0, 2.0, 1.0, 0.0], np.float32)),
-        case("digamma (host round trip)", lambda v: lax.digamma(v * v + 1), x),
+        case("top_k", lambda v: lax.top_k(v * 2, 3), x),
+        case("cummax / cummin with nan and zeros", lambda v: (lax.cummax(v, 0), lax.cummin(v, 1, reverse=True)),
+             np.array([[np.nan, 1, -0.0], [0.0, np.nan, -np.inf], [-0.0, 3, 0.0]], np.float32)),
+        case("cumlogsumexp", lambda v: lax.cumlogsumexp(v, 1), x),
+        case("digamma (eager rule)", lambda v: lax.digamma(v * v + 1), x),
+        case("cholesky and a solve by triangles", lambda v: lax.linalg.triangular_solve(
+            lax.linalg.cholesky(v @ v.T + 9 * enp.eye(4)), v, left_side=True, lower=True), x),
+        case("eigh, qr, svd", lambda v: (lax.linalg.eigh(v @ v.T)[1], enp.abs(lax.linalg.qr(v.T)[1]),  # (signs: the library's choice)
+                                         lax.linalg.svd(v, compute_uv=False)), x),
+        case("lu", lambda v: lax.linalg.lu(v[:, :4] + 4 * enp.eye(4)), x),
+        case("lu of complex (host round trip)", lambda v: lax.linalg.lu(lax.complex(v[:, :4], v[:, 4:8]))[0], x),
         case("argmax/argmin with nan, ties, infinities",
              lambda v: (lax.argmax(v, 0, np.int32), lax.argmin(v, 1, np.int64)),
              np.array([[np.nan, 1, -np.inf], [2, np.nan, -np.inf], [2, 3, np.nan], [-0.0, 3, 0.0]], np.float32)),
@@ -354,7 +364,8 @@ def test_library_steps_on_the_device_and_round_trips(runtime):
              np.arange(-5, 5, dtype=np.int16)),
     ]
     tol = {"fft": 1e-5, "rfft": 1e-5, "complex parts": 1e-6, "cumsum": 1e-5, "cumsum reverse f16": 4e-3,
-           "cumprod": 1e-5}
+           "cumprod": 1e-5, "cumlogsumexp": 1e-6, "cholesky and a solve by triangles": 1e-5,
+           "eigh, qr, svd": 1e-5, "lu": 1e-5, "lu of complex (host round trip)": 1e-5}
     for label, closed, args, got, ref in run_many(runtime, cases):
         try:
             if label in tol:
@@ -364,9 +375,7 @@ def test_library_steps_on_the_device_and_round_trips(runtime):
         except AssertionError as e:
             raise AssertionError(f"{label}: {e}") from None
         trips = round_trips(schedule(closed, cuda_target()), runtime)
-        expected = {"sort by two keys (host round trip)": ["sort"], "digamma (host round trip)": ["digamma"],
-                    # complex arithmetic (mul) has no device implementation yet
-                    "complex parts": ["mul"]}.get(label, [])
+        expected = {"lu of complex (host round trip)": ["lu"]}.get(label, [])
         assert trips == expected, (label, trips)
 
 
@@ -374,11 +383,11 @@ def test_round_trips_are_named_and_can_be_errors(monkeypatch):
     from ember.backends.cuda.library import check_round_trips, round_trips
     from ember.backends.cuda.target import cuda_target
     from ember.backends.kernels import schedule
-    g = ember.make_graph(lambda v: lax.digamma(lax.sort(lax.cumsum(v, 0))))(np.ones(3, np.float32))
+    g = ember.make_graph(lambda v: lax.linalg.eig(lax.sort(lax.cumsum(v, 0)))[0])(np.eye(3, dtype=np.float32))
     prog = schedule(g, cuda_target())
-    assert round_trips(prog) == ["digamma"]
+    assert round_trips(prog) == ["eig"]
     monkeypatch.setenv("EMBER_CUDA_HOST_LIBRARY", "error")
-    with pytest.raises(ValueError, match=r"no device implementation of \['digamma'\].*hint"):
+    with pytest.raises(ValueError, match=r"no device implementation of \['eig'\].*hint"):
         check_round_trips(prog)
 
 
