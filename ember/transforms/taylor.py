@@ -149,7 +149,7 @@ class LaplacianTrace(Trace):
         x, jac, lap = lifted[i]
         xa, out = get_aval(x), prim.abstract_eval(*[get_aval(p) for p in primals], **params)
         out = out[0] if isinstance(out, (tuple, list)) else out
-        if (jac is None or not _dt.is_float(xa.dtype) or not _dt.is_float(out.dtype)
+        if (jac is None or not _dt.is_float(xa.dtype) or out.dtype != xa.dtype
                 or tuple(out.shape) != tuple(xa.shape)):
             return None
         from ..fx.prims.elementwise import mul

@@ -71,3 +71,14 @@ def test_float32_and_linear_elementwise_ops():
     ref = np.array([float(enp.trace(ember.hessian(u)(p.astype(np.float64)))) for p in pts])
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, ref, rtol=2e-4, atol=2e-4)
+
+
+def test_a_widening_convert_inside_takes_the_general_path():
+    # float32 input, float64 activations: the convert is linear (J converted as it is)
+    w = R.normal(size=(3, 4))
+    u = lambda x: enp.sum(enp.tanh(x.astype(np.float64) @ w) ** 2)  # noqa: E731
+    x = R.normal(size=3).astype(np.float32)
+    got = ember.laplacian(u)(x)
+    ref = enp.trace(ember.hessian(lambda z: u(z))(x.astype(np.float64)))
+    assert np.asarray(got).dtype == np.float64
+    np.testing.assert_allclose(float(got), float(ref), rtol=1e-10)
