@@ -143,7 +143,7 @@ class LaplacianTrace(Trace):
         and one square, where the rule vmapped over the columns repeats its
         recurrence n times.  None where this does not apply (the general path)."""
         idx = [i for i, (_, j, l) in enumerate(lifted) if j is not None or l is not None]
-        if prim.kind != "elementwise" or prim.multiple_results or len(idx) != 1:
+        if prim.kind != "elementwise" or prim.multiple_results or len(idx) != 1 or prim.taylor is None:
             return None
         (i,) = idx
         x, jac, lap = lifted[i]
@@ -159,8 +159,8 @@ class LaplacianTrace(Trace):
         series = [[None, None] for _ in primals]
         series[i] = [ones(xa.shape, xa.dtype), None]
         ans, (d1, d2) = prim.taylor(primals, series, **params)
-        if d2 is None:
-            return None   # linear in x: the general path applies it to J as it is
+        if d1 is None or d2 is None:
+            return None   # linear in x (or constant): the general path applies it to J as it is
         ja = get_aval(jac)
         jac_out = mul(broadcast_in_dim(d1, ja.shape, tuple(range(1, ja.ndim))), jac)
         two = np.array(2, out.dtype)[()]
