@@ -631,13 +631,15 @@ class _Builder:
 
     def short_k(self):
         """``C = A @ B`` for a product contracting at most ``SHORT_K`` elements with B's
-        rows contiguous: per row of C, each vector of columns is ``k`` multiply-adds
+        rows contiguous and ``n`` a multiple of the vector width (so no scalar tail
+        code: each k is its own unrolled loop, ~15 ms of the module's compile time):
+        per row of C, each vector of columns is ``k`` multiply-adds
         of a broadcast A element with a vector of B's row, in the order of k from
         zero, as the packed tile sums (so the same bits), without packing either
         operand (a PINN's first layer, [1000, 3] @ [3, 64]: the packing and the
         per-tile calls cost more than the arithmetic).  Returns and reports as
         `gemv` does."""
-        cfg, t, vt = self.cfg, self.t, self.vt
+        cfg, vt = self.cfg, self.vt
         w = cfg.lanes
         fn, b = self._function(f"ember_gemm_{cfg.suffix}_short_k",
                                ["i:m", "i:n", "i:k", "p:a", "i:rsa", "i:csa", "p:bv", "i:rsb", "p:c", "i:ldc",
@@ -645,8 +647,6 @@ class _Builder:
         m, n, k, A, rsa, csa, B, rsb, C, ldc, bits = fn.args
         for p in (A, B, C):
             p.add_attribute("noalias")
-        op = "fma" if cfg.fma else "fmuladd"
-        fma1 = self._intrinsic(f"llvm.{op}.{cfg.suffix}", t, [t] * 3)
         ivt = ir.VectorType(self.ity, w)
         vp = self.vp
         top = {(x, n_): b.alloca(ivt if n_ > 1 else self.ity) for x in "ab" for n_ in (1, w)}
@@ -656,7 +656,7 @@ class _Builder:
         for (_, n_), ptr in top.items():
             b.store(ir.Constant(ivt, [0] * w) if n_ > 1 else ir.Constant(self.ity, 0), ptr)
         b.store(ir.Constant(_I32, 0), flag)
-        nv = b.sub(n, b.srem(n, _c(w)))
+        nv = n
         undef = ir.Constant(vt, None)
         splat0 = ir.Constant(ir.VectorType(_I32, w), [0] * w)
 
@@ -669,7 +669,6 @@ class _Builder:
             r = _gep(b, B, b.mul(p, rsb))
             _loop(b, _c(0), nv, w, lambda j: seen(b.load(b.bitcast(_gep(b, r, j), vp), align=self.size), "b"),
                   "skbv")
-            _loop(b, nv, n, 1, lambda j: seen(b.load(_gep(b, r, j)), "b"), "skbs")
         _loop(b, _c(0), k, 1, b_row, "skb")
 
         fabs_v = self._intrinsic(f"llvm.fabs.v{w}{cfg.suffix}", vt, [vt])
@@ -695,14 +694,7 @@ class _Builder:
                     b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
                     b.store(b.or_(b.load(bad_v), b.fcmp_unordered("uge", b.call(fabs_v, [v]), inf_v)), bad_v)
 
-                def scol(j):
-                    v = ir.Constant(t, 0.0)
-                    for p_ in range(kk):
-                        v = b.call(fma1, [xs[p_], b.load(_gep(b, B, b.add(b.mul(_c(p_), rsb), j))), v])
-                    b.store(v, _gep(b, c, j))
-                    b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [v]), _I32)), flag)
                 _loop(b, _c(0), nv, w, vcol, f"skv{kk}")
-                _loop(b, nv, n, 1, scol, f"skc{kk}")
             return row
 
         done = fn.append_basic_block("sk.done")
@@ -765,7 +757,7 @@ class _Builder:
             status = b.call(gemv, [m, k, A, rsa, B, C, ldc, gv_bits])
             finish(status, exponent(0), exponent(1))
         short = b.and_(b.and_(b.icmp_signed(">", k, _c(0)), b.icmp_signed("<=", k, _c(SHORT_K))),
-                       b.and_(b.icmp_signed("==", csb, _c(1)), b.icmp_signed(">=", n, _c(cfg.lanes))))
+                       b.and_(b.icmp_signed("==", csb, _c(1)), b.icmp_signed("==", b.srem(n, _c(cfg.lanes)), _c(0))))
         with b.if_then(short):
             status = b.call(short_k, [m, n, k, A, rsa, csa, B, rsb, C, ldc, gv_bits])
             finish(status, exponent(0), exponent(1))
