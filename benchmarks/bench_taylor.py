@@ -9,7 +9,8 @@ and a PINN Laplacian by `ember.laplacian` (forward Laplacian) vs `trace(hessian)
 
 JAX columns (jax.experimental.jet, jax.hessian) are printed when `import jax` works.
 
-Run:  python benchmarks/bench_taylor.py [--quick]   (--quick: nested jvp only to K = 8)
+Run:  python benchmarks/bench_taylor.py [--quick] [--laplacian]
+      (--quick: nested jvp only to K = 8; --laplacian: only the Laplacian section)
 """
 from __future__ import annotations
 
@@ -134,29 +135,53 @@ def bench_mlp(ks, nested_max):
                   f"{steady(jfun, (x, v)) * 1e3:7.2f} ms")
 
 
-def bench_laplacian():
-    print("\nPINN Laplacian, u = 3-64-64-1 tanh MLP, 1000 points: jit(vmap(.)) steady state (first call)")
-    print(f"{'dtype':8s} {'ember.laplacian':>22s} {'trace(hessian)':>22s} {'ratio':>6s}"
-          + (f" {'JAX trace(hessian)':>20s}" if jax is not None else ""))
+def interleaved(funs, rounds=9, calls=20):
+    """Median seconds per call of each function in `funs` ({name: (fun, args)}),
+    timed in `rounds` interleaved rounds of `calls` calls each (a busy neighbour
+    then slows every column alike), and the spread (min, max) of the rounds."""
+    for fun, args in funs.values():
+        _block(fun(*args))
+    times = {name: [] for name in funs}
+    for _ in range(rounds):
+        for name, (fun, args) in funs.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                out = fun(*args)
+            _block(out)
+            times[name].append((time.perf_counter() - t0) / calls)
+    return {name: (statistics.median(t), min(t), max(t)) for name, t in times.items()}
+
+
+def bench_laplacian(rounds=9):
+    print("\nPINN Laplacian, u = 3-64-64-1 tanh MLP, 1000 points: jit(vmap(.)) steady state, median of "
+          f"{rounds} interleaved rounds [min-max] (first call)")
+    print(f"{'dtype':8s} {'ember.laplacian':>30s} {'trace(hessian)':>30s}"
+          + (f" {'JAX trace(hessian)':>24s} {'lap/JAX':>8s}" if jax is not None else f" {'ratio':>6s}"))
     for dtype in (np.float32, np.float64):
         params = mlp_params([3, 64, 64, 1], dtype, seed=2)
         pts = np.random.default_rng(3).standard_normal((1000, 3)).astype(dtype)
         u = lambda z: mlp(params, z)[0]  # noqa: E731
-        lap = ember.jit(ember.vmap(ember.laplacian(u)))
-        tr = ember.jit(ember.vmap(lambda z: enp.trace(ember.hessian(u)(z))))
         f_lap, lap, _ = first_call(lambda: (ember.jit(ember.vmap(ember.laplacian(u))), (pts,)))
         f_tr, tr, _ = first_call(lambda: (ember.jit(ember.vmap(lambda z: enp.trace(ember.hessian(u)(z)))), (pts,)))
         a, b = np.asarray(lap(pts)), np.asarray(tr(pts))
         tol = 1e-3 if dtype == np.float32 else 1e-10
         assert np.max(np.abs(a - b)) <= tol * max(1.0, float(np.max(np.abs(b)))), np.max(np.abs(a - b))
-        t_lap, t_tr = steady(lap, (pts,), 15), steady(tr, (pts,), 15)
-        line = (f"{np.dtype(dtype).name:8s} {t_lap * 1e3:8.3f} ms ({f_lap * 1e3:5.0f} ms) "
-                f"{t_tr * 1e3:8.3f} ms ({f_tr * 1e3:5.0f} ms) {t_lap / t_tr:6.2f}")
+        funs = {"lap": (lap, (pts,)), "tr": (tr, (pts,))}
         if jax is not None:
             jparams = [(jnp.asarray(w), jnp.asarray(b)) for w, b in params]
             ju = lambda z: mlp(jparams, z, jnp)[0]  # noqa: E731
             jtr = jax.jit(jax.vmap(lambda z: jnp.trace(jax.hessian(ju)(z))))
-            line += f" {steady(jtr, (jnp.asarray(pts),), 15) * 1e3:14.3f} ms"
+            funs["jax"] = (jtr, (jnp.asarray(pts),))
+        t = interleaved(funs, rounds)
+
+        def cell(name, first=None):
+            m, lo, hi = t[name]
+            return f"{m * 1e3:6.3f} ms [{lo * 1e3:.3f}-{hi * 1e3:.3f}]" + (f" ({first * 1e3:4.0f} ms)" if first else "")
+        line = f"{np.dtype(dtype).name:8s} {cell('lap', f_lap):>30s} {cell('tr', f_tr):>30s}"
+        if jax is not None:
+            line += f" {cell('jax'):>24s} {t['lap'][0] / t['jax'][0]:8.2f}"
+        else:
+            line += f" {t['lap'][0] / t['tr'][0]:6.2f}"
         print(line)
 
 
@@ -166,7 +191,8 @@ def main():
     if jax is None:
         print("(JAX not installed: its columns are left out)")
     quick = "--quick" in sys.argv
-    bench_mlp((6, 8, 10), 8 if quick else 10)
+    if "--laplacian" not in sys.argv:
+        bench_mlp((6, 8, 10), 8 if quick else 10)
     bench_laplacian()
 
 

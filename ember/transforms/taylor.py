@@ -119,6 +119,9 @@ class LaplacianTrace(Trace):
         primals = [p for p, _, _ in lifted]
         multi = prim.multiple_results
         with set_current_trace(self.parent):
+            fast = self._elementwise(prim, primals, lifted, params)
+            if fast is not None:
+                return self.wrap(*fast)
             ans, jacs, quad = self._quadratic(prim, primals, lifted, params)
             lin = None
             if any(l is not None for _, _, l in lifted):
@@ -130,6 +133,41 @@ class LaplacianTrace(Trace):
                 lap = _add(lin[i] if lin is not None else None, quad[i])
                 res.append(self.wrap(o, jacs[i], lap))
         return res if multi else res[0]
+
+    def _elementwise(self, prim, primals, lifted, params):
+        """(output, Jacobian, Laplacian) of a real elementwise primitive that is
+        nonlinear in its one operand with a Jacobian, from one order-2 Taylor rule:
+        with the first-order input 1 it gives y1 = f'(x) and y2 = f''(x) / 2, so
+        J_out = f' J, L_out = f' L + f'' sum_i J_i^2 (the forward Laplacian's
+        rule for activations).  Per element of the n columns that is one product
+        and one square, where the rule vmapped over the columns repeats its
+        recurrence n times.  None where this does not apply (the general path)."""
+        idx = [i for i, (_, j, l) in enumerate(lifted) if j is not None or l is not None]
+        if prim.kind != "elementwise" or prim.multiple_results or len(idx) != 1 or prim.taylor is None:
+            return None
+        (i,) = idx
+        x, jac, lap = lifted[i]
+        xa, out = get_aval(x), prim.abstract_eval(*[get_aval(p) for p in primals], **params)
+        out = out[0] if isinstance(out, (tuple, list)) else out
+        if (jac is None or not _dt.is_float(xa.dtype) or out.dtype != xa.dtype
+                or tuple(out.shape) != tuple(xa.shape)):
+            return None
+        from ..fx.prims.elementwise import mul
+        from ..fx.prims.reduce import reduce_sum
+        from ..fx.prims.shape import broadcast_in_dim
+        from ..numpy import ones
+        series = [[None, None] for _ in primals]
+        series[i] = [ones(xa.shape, xa.dtype), None]
+        ans, (d1, d2) = prim.taylor(primals, series, **params)
+        if d1 is None or d2 is None:
+            return None   # linear in x (or constant): the general path applies it to J as it is
+        ja = get_aval(jac)
+        jac_out = mul(broadcast_in_dim(d1, ja.shape, tuple(range(1, ja.ndim))), jac)
+        two = np.array(2, out.dtype)[()]
+        lap_out = mul(mul(d2, two), reduce_sum(mul(jac, jac), (0,)))
+        if lap is not None:
+            lap_out = _add(mul(d1, lap), lap_out)
+        return ans, jac_out, lap_out
 
     def _quadratic(self, prim, primals, lifted, params):
         """(outputs, their Jacobians, sum_i 2 * y2 along each Jacobian column)."""

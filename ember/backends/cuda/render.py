@@ -446,7 +446,8 @@ def _rows(prog, rk, prefix):
                          f"{var} += blockDim.x)")
             body = _Body(kern, 6)
             kern.bind_vars(body, var, inner_dims, range(r, len(m.shape)))
-            idx = f"row * {_int_literal(n_inner)} + {var}"
+            # (a slab of a stored concatenate: its own index into the row)
+            idx = f"row * {_int_literal(n_inner)} + {var}" if m.store is None else body.index(m.store)
             kern.store(body, m.out, idx, body.value(m.body), prog.buffers[m.out].dtype)
             kern.close(4)
         # later members read this one's results at other positions of the row

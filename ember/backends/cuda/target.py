@@ -61,6 +61,9 @@ def cuda_target() -> Target:
         # batched cuBLAS gemm over all images (launch.py)
         conv_strategy="im2col_per_image",
         scatter="atomic",
+        # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
+        # written out in its reader than as a kernel accumulating through memory
+        unrolled_reduce_max=8,
         # a reduction across processes is a start and a wait (NCCL on the
         # communicator's own stream: executable.py runs the halves as library steps)
         async_collectives=config.overlap_collectives(),

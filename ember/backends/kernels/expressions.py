@@ -19,7 +19,7 @@ import itertools
 import numpy as np
 
 from ...fx.ir import Literal
-from ...fx.prims import contraction as _contraction, elementwise as _ew, indexing as _indexing
+from ...fx.prims import contraction as _contraction, elementwise as _ew, indexing as _indexing, reduce as _reduce
 from ...fx.prims import shape as _shape
 from .loop_ir import E, const, delinearize, iadd, iclamp, iconst, idiv, imod, imul, linearize
 
@@ -124,7 +124,8 @@ class _ExprBuilder:
                 return args[0]
             params = tuple((k, p[k]) for k in _OP_PARAMS.get(prim, ()))
             return E("op", prim.name, params, eq.outputs[0].aval.dtype, *args)
-        return EXPR_RULES[prim](self, eq, idx, p)
+        rule = EXPR_RULES.get(prim) or UNROLLED_RULES[prim]
+        return rule(self, eq, idx, p)
 
     # --- movement: map the output index to the operand index --------------------------
     def _broadcast_in_dim(self, eq, idx, p):
@@ -251,6 +252,22 @@ class _ExprBuilder:
             total = E("op", "add", (), dtype, const(0, dtype), total)
         return total
 
+    def _unrolled_reduce(self, eq, idx, p):
+        """A sum or product over a few elements (target.unrolled_reduce_max), written
+        out in the order a reduction kernel folds them: from the identity, reduced
+        indices in row-major order, one rounding per step (so the bits are the
+        kernel's; starting from +0.0, a sum of -0.0 terms is +0.0 there too)."""
+        (x,) = eq.inputs
+        axes = tuple(p["axes"])
+        dtype = eq.outputs[0].aval.dtype
+        op = _UNROLLED_OPS[eq.prim]
+        total = const(_reduce.reduction_identity("sum" if op == "add" else "prod", dtype), dtype)
+        for ks in itertools.product(*[range(x.aval.shape[a]) for a in axes]):
+            kept, red = iter(idx), iter(ks)
+            inner = tuple(iconst(next(red)) if d in axes else next(kept) for d in range(x.aval.ndim))
+            total = E("op", op, (), dtype, total, self.value(x, inner))
+        return total
+
     def _iota(self, eq, idx, p):
         return E("index", idx[p["dimension"]], eq.outputs[0].aval.dtype)
 
@@ -315,6 +332,10 @@ EXPR_RULES = {
     _shape.concatenate_p: _ExprBuilder._concatenate, _shape.iota_p: _ExprBuilder._iota,
     _indexing.gather_p: _ExprBuilder._gather, _contraction.dot_general_p: _ExprBuilder._dot_general,
 }
+# reductions that may be written out (the scheduler decides which: `unrolled_reductions`)
+# and the elementwise op that folds them
+_UNROLLED_OPS = {_reduce.reduce_sum_p: "add", _reduce.reduce_prod_p: "mul"}
+UNROLLED_RULES = {p: _ExprBuilder._unrolled_reduce for p in _UNROLLED_OPS}
 
 
 def _nonneg(rel, lo):

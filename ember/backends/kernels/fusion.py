@@ -85,21 +85,30 @@ def _loads(expr):
     return out
 
 
-def _joins(step, outer, produced):
-    """Can `step` run inside a row group over `outer` whose members wrote `produced`?"""
+def _joins(step, outer, produced, buffers=None):
+    """Can `step` run inside a row group over `outer` whose members wrote `produced`
+    (buffer -> shape)?  A kernel writing a slab of a stored concatenate joins when
+    its slab of each row lies in that row of the concatenate (`buffers`: the
+    program's buffers, for the concatenate's shape): the slabs of one row are then
+    written while the row's operands are in cache."""
     if isinstance(step, ReduceKernel):
         if _row_outer(step) != outer:
             return False
         space = step.space
     elif isinstance(step, MapKernel):
         space = step.shape
-        if step.store is not None or tuple(space[:len(outer)]) != tuple(outer):
+        if tuple(space[:len(outer)]) != tuple(outer) or (step.store is not None and buffers is None):
             return False
     else:
         return False
     r = len(outer)
     ranges = {i: n for i, n in enumerate(space)}
     row = linearize(tuple(E("v", i) for i in range(r)), outer)
+    if isinstance(step, MapKernel) and step.store is not None:
+        inner = math.prod(buffers[step.out].shape) // max(math.prod(outer), 1)
+        split = split_row(step.store, inner, ranges) if inner else None
+        if split is None or split[0] is not row:
+            return False
     for buf, idx in _loads(step.body):
         if buf not in produced:
             continue
@@ -124,14 +133,14 @@ def _alias_row_intermediates(steps, outputs, buffers):
             for j in range(len(members) - 1, -1, -1):
                 a = members[j]
                 x = a.out
-                if x in read_later or not isinstance(a, MapKernel):
+                if x in read_later or not isinstance(a, MapKernel) or a.store is not None:
                     continue
                 readers = [k for k in range(j + 1, len(members)) if any(b == x for b, _ in _loads(members[k].body))]
                 if not readers:
                     continue
                 last = members[readers[-1]]
                 target = aliases.get(last.out, last.out)
-                if (not isinstance(last, MapKernel) or tuple(last.shape) != tuple(a.shape)
+                if (not isinstance(last, MapKernel) or last.store is not None or tuple(last.shape) != tuple(a.shape)
                         or buffers[target].dtype != buffers[x].dtype
                         or any(aliases.get(members[k].out, members[k].out) == target for k in range(j + 1, readers[-1]))):
                     continue
@@ -142,7 +151,9 @@ def _alias_row_intermediates(steps, outputs, buffers):
             read_later.add(b)
 
 
-def _fuse_rows(steps):
+def _fuse_rows(steps, buffers=None):
+    """`steps` with runs of kernels over the same rows as `RowKernel`s (`buffers`:
+    the program's, so that kernels writing slabs of a concatenate can join)."""
     out, group, outer, produced = [], [], None, {}
 
     def flush():
@@ -153,9 +164,9 @@ def _fuse_rows(steps):
             out.extend(group)
 
     for s in steps:
-        if group and _joins(s, outer, produced):
+        if group and _joins(s, outer, produced, buffers):
             group.append(s)
-            produced[s.out] = s.shape
+            produced[s.out] = s.shape if getattr(s, "store", None) is None else buffers[s.out].shape
             continue
         flush()
         group, outer, produced = [], None, {}

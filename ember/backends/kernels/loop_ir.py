@@ -211,6 +211,8 @@ def _split_multiple(a, n, ranges, partial=False):
             terms.append((e, m))
     q, r = [], []
     for t, m in terms:
+        if t[0] == "v" and ranges and ranges.get(t[1]) == 1:
+            continue   # a loop over one index: the variable is 0 (a unit axis of a reshape)
         if t[0] == "c":
             t, m = E("c", t[1] * m), 1
         if t[0] == "c" and t[1] % n == 0:

@@ -133,6 +133,85 @@ def _split_chunks(space, axes, dtype, target):
 STORE_RELOAD_OPS = 8
 
 
+# An unrolled reduction's operand is evaluated once per reduced element: at most
+# this many (fused arithmetic nodes x reduced elements), so what it writes out stays
+# a short expression.
+UNROLLED_REDUCE_NODES = 256
+
+
+def unrolls(eq, uses, outputs, producer, consumers, fused, unrolled, target) -> bool:
+    """Whether the reduction `eq` is written out in its one reader's expression
+    (`target.unrolled_reduce_max`): a sum or product over a few elements, its result
+    read once and not a program output, in a dtype that accumulates in itself (half
+    precision sums in float32), and whose operand expression is short
+    (transcendentals weigh `EXPENSIVE_COST`) and holds no other unrolled reduction
+    (nested, the terms would multiply).  A transcendental in the operand also needs
+    the result read at most once per element downstream (`_read_once`): through a
+    broadcast, the reader would evaluate the terms again at every broadcast element.
+    `consumers`: var -> equations reading it; `fused`: whether an equation's result
+    is fused into its readers; `unrolled`: the results of the reductions already
+    unrolled.
+
+    Example:
+        >>> import ember, numpy as np
+        >>> from ember.backends.llvm.kernel_target import cpu_target
+        >>> g = ember.make_graph(lambda y: y.sum(1) * 2.0)(np.ones((4, 3, 8), np.float32)).graph
+        >>> producer = {v: e for e in g.equations for v in e.outputs}
+        >>> red, mul = g.equations
+        >>> unrolls(red, {red.outputs[0]: 1}, set(), producer, {red.outputs[0]: [mul]}, lambda e: False, set(),
+        ...         cpu_target())
+        True
+    """
+    from .expressions import UNROLLED_RULES
+    from .runner import EXPENSIVE_COST
+    (x,) = eq.inputs
+    v = eq.outputs[0]
+    d = np.dtype(v.aval.dtype)
+    if (eq.prim not in UNROLLED_RULES or uses.get(v, 0) != 1 or v in outputs or d.kind not in "fiuc"
+            or d.name in ("float16", "bfloat16") or d != np.dtype(x.aval.dtype)):
+        return False
+    extent = math.prod(x.aval.shape[a] for a in eq.params["axes"])
+    if not 1 <= extent <= target.unrolled_reduce_max:
+        return False
+    budget = UNROLLED_REDUCE_NODES // extent
+    once = None   # computed on the first transcendental
+    n, seen, stack = 0, set(), [x]
+    while stack:
+        u = stack.pop()
+        if type(u) is not Var or u in seen or u not in producer or not fused(producer[u]):
+            continue
+        if u in unrolled:
+            return False
+        seen.add(u)
+        p = producer[u]
+        if p.prim.cost == "expensive":
+            once = _read_once(v, uses, outputs, consumers, fused) if once is None else once
+            if not once:
+                return False
+        if p.prim.kind != "movement":
+            n += EXPENSIVE_COST if p.prim.cost == "expensive" else 1
+        if n > budget:
+            return False
+        stack.extend(p.inputs)
+    return True
+
+
+def _read_once(v, uses, outputs, consumers, fused) -> bool:
+    """Whether the fused chain from `v` (single uses through fused equations) reads
+    each of its elements at most once: no reader on the way produces more elements
+    than it reads, except a concatenate or pad (which place each once)."""
+    while True:
+        (r,) = consumers.get(v) or [None]
+        if r is None:
+            return True
+        if r.outputs[0].aval.size > v.aval.size and r.prim.name not in ("concatenate", "pad"):
+            return False
+        w = r.outputs[0]
+        if len(r.outputs) != 1 or not fused(r) or uses.get(w, 0) != 1 or w in outputs:
+            return True   # stored (or read by a kernel of its own) here
+        v = w
+
+
 def movement_root(v, producer, materialized):
     """The computed value under a chain of single-operand movement ops (not pad or
     concatenate) that are not stored."""

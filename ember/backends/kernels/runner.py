@@ -125,7 +125,7 @@ def plan_arena(program, kernel_out: dict, out_ids, align: int = 64) -> tuple[dic
         >>> from ember import lax
         >>> from ember.backends.kernels import schedule
         >>> from ember.backends.llvm.kernel_target import cpu_target
-        >>> g = ember.make_graph(lambda x: lax.exp(lax.reduce_sum(x, (1,))))(np.ones((4, 4), np.float32))
+        >>> g = ember.make_graph(lambda x: lax.exp(lax.reduce_sum(x, (1,))))(np.ones((4, 16), np.float32))
         >>> prog = schedule(g, cpu_target(), fuse_rows=False)
         >>> [type(s).__name__ for s in prog.steps]
         ['ReduceKernel', 'MapKernel']

@@ -56,7 +56,8 @@ from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
 from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, iadd, linearize, reset_interning
-from .policy import _concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of, STORE_RELOAD_OPS, fused_nodes, movement_root
+from .policy import (_concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of,
+                     STORE_RELOAD_OPS, fused_nodes, movement_root, unrolls)
 from .target import Target
 
 # the monoid each fusible reduction folds with (reduce_xor has no native combine)
@@ -140,6 +141,16 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     kinds = {id(eq): kind_of(eq) for eq in g.equations}
     materialized: set = set(g.constvars) | set(g.inputs)
     out_set = {a for a in g.outputs if type(a) is Var}
+    # a sum over a few elements read once is written out in its reader (in order)
+    unrolled: set = set()
+    if target.unrolled_reduce_max:
+        def fused(e):
+            return kinds[id(e)] == "fuse"
+        for eq in g.equations:
+            if kinds[id(eq)] == "reduce" and unrolls(eq, uses, out_set, producer, consumers, fused, unrolled,
+                                                     target):
+                kinds[id(eq)] = "fuse"
+                unrolled.add(eq.outputs[0])
     expensive: dict[Var, bool] = {}
 
     def is_expensive(root):
@@ -338,7 +349,7 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
     if fuse_rows and target.gemm_epilogues:
         steps = _fuse_epilogues(steps, target)
     if fuse_rows and target.row_kernels:
-        steps = _fuse_rows(steps)
+        steps = _fuse_rows(steps, buffers)
         if target.row_aliasing:
             _alias_row_intermediates(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers)
     # after fusion, which decides the kernels: the overlapped program runs the same ones

@@ -75,6 +75,12 @@ class Target:
           image per task) or None (convolutions are library steps).
       scatter: "serial" (updates combine one at a time, in order) or "atomic"
           (the renderer may combine updates in parallel with atomic operations).
+      unrolled_reduce_max: a sum or product over at most this many elements
+          per output element whose result has one reader is written out as an
+          in-order expression and fuses into that reader like elementwise code
+          (0: never).  A forward Laplacian's
+          sum over its n Jacobian columns is then part of the kernel that uses
+          it, not a kernel of its own accumulating through memory.
       async_collectives: a reduction across processes (a primitive with a
           `start_impl`: psum, pmax, pmin) becomes a `CollectiveStart` placed as
           early as its operand allows and a `CollectiveWait` just before its
@@ -103,6 +109,7 @@ class Target:
     row_aliasing: bool
     conv_strategy: str | None
     scatter: str
+    unrolled_reduce_max: int = 0
     async_collectives: bool = False
 
     def __post_init__(self):

@@ -64,6 +64,9 @@ def cpu_target(threads: int | None = None) -> Target:
         row_aliasing=True,
         conv_strategy="im2col_per_image",
         scatter="serial",
+        # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
+        # written out in its reader than as a kernel accumulating through memory
+        unrolled_reduce_max=8,
         # the executable runs a collective's start and wait as two host steps
         # (ember.config "overlap_collectives", EMBER_OVERLAP_COLLECTIVES)
         async_collectives=config.overlap_collectives(),

@@ -266,9 +266,19 @@ class _M:
         fptosi of NaN/out-of-range values is poison in LLVM, so they are
         replaced before the conversion."""
         ok = self.cmp("<", self.fabs(kf), self.c(limit))
-        return self.b.fptosi(self.sel(ok, kf, self.c(0.0)), self.ity)
+        kf = self.sel(ok, kf, self.c(0.0))
+        if self.ity.width == 64 and limit <= 2.0 ** 31:
+            # through i32: vectorised, double -> i64 has no AVX2 instruction (it became
+            # four scalar conversions and shuffles per vector, ~1/5 of an f64 exp),
+            # double -> i32 is one vcvttpd2dq and the sign extension one vpmovsxdq
+            return self.b.sext(self.b.fptosi(kf, ir.IntType(32)), self.ity)
+        return self.b.fptosi(kf, self.ity)
 
-    def to_float(self, i):
+    def to_float(self, i, small: bool = False):
+        """sitofp; `small`: |i| < 2^31 is known (an exponent), so a 64-bit integer
+        converts through i32 (int64 -> double has no AVX2 instruction either)."""
+        if small and self.ity.width == 64:
+            return self.b.sitofp(self.b.trunc(i, ir.IntType(32)), self.ty)
         return self.b.sitofp(i, self.ty)
 
     def pow2(self, k):
@@ -476,7 +486,7 @@ def _log_parts(m: _M, a, precise: bool = False):
     cf = m.poly_coef("log")
     if not precise:
         tail = m.mul(m.mul(s, z), m.poly(z, cf))
-        return m.to_float(e), m.add(s, s), m.mad(m.c(2.0), sl, tail)
+        return m.to_float(e, small=True), m.add(s, s), m.mad(m.c(2.0), sl, tail)
     zl = m.fma(s, s, m.neg(z))                      # s^2 = z + zl exactly
     s3 = m.mul(s, z)
     s3l = m.mad(s, zl, m.fma(s, z, m.neg(s3)))      # s^3 = s3 + s3l to ~2^-104
@@ -492,7 +502,7 @@ def _log_parts(m: _M, a, precise: bool = False):
     hi = m.add(two_s, t)
     hl = m.sub(t, m.sub(hi, two_s))                 # Fast2Sum: |2s| > |t|
     lo = m.add(hl, m.add(m.mad(m.c(2.0), sl, tl), rest))
-    return m.to_float(e), hi, lo
+    return m.to_float(e, small=True), hi, lo
 
 
 def _log_sum(m: _M, ef, hi, lo, dw: bool = False):
@@ -654,7 +664,7 @@ def _emit_pow(m: _M, x, y):
         pd = md.mul(b.sitofp(b.sub(biased, m.ci(m.bias)), md.ty), yd)   # exact: 8 x 24 bits
         in_range = md.cmp("<=", md.fabs(pd), md.c(1000.0))
         exact_int = m.and_(md.cmp("==", md.rint(pd), pd), in_range)
-        exact = md.pow2(b.fptosi(md.sel(in_range, pd, md.c(0.0)), md.ity))
+        exact = md.pow2(md.to_int(md.sel(in_range, pd, md.c(0.0)), 1001.0))
         magd = md.sel(m.and_(two_power, exact_int), exact, magd)
         mag = b.fptrunc(magd, m.ty)
     ry = m.rint(y)
@@ -690,8 +700,8 @@ def _emit_cbrt(m: _M, x):
     # a2 = 2^(3j) * r with r in [1, 8): Halley's iteration on r cannot
     # overflow, and cbrt(a2) = 2^j cbrt(r) exactly
     e = b.sub(b.lshr(m.bits(a2), m.ci(m.mant)), m.ci(m.bias))
-    jf = m.floor(m.mul(m.add(m.to_float(e), m.c(0.5)), m.c(1.0 / 3.0)))
-    j = b.fptosi(jf, m.ity)  # |e| < 2^11: no poison
+    jf = m.floor(m.mul(m.add(m.to_float(e, small=True), m.c(0.5)), m.c(1.0 / 3.0)))
+    j = m.to_int(jf, 2.0 ** 12)  # |e| < 2^11
     j3 = b.mul(j, m.ci(3))
     r = m.from_bits(b.sub(m.bits(a2), b.shl(j3, m.ci(m.mant))))
     # initial guess: a third of the bit pattern (the exponent divides by 3,

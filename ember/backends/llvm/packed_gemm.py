@@ -64,6 +64,9 @@ __all__ = ["GemmConfig", "GemmReport", "host_config", "describe", "build_ir", "S
 
 SYMBOLS = {np.dtype(np.float32): "ember_gemm_f32", np.dtype(np.float64): "ember_gemm_f64"}
 
+# products contracting at most this many elements skip the packing (`short_k`)
+SHORT_K = 4
+
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _I8P = ir.IntType(8).as_pointer()
@@ -554,9 +557,170 @@ class _Builder:
         """bp[j // nr][p][j % nr] = B[p, j] for p < kc, j < nc (zeros past nc)."""
         return self._pack(f"ember_gemm_{self.cfg.suffix}_packb", self.cfg.nr)
 
+    # -- matrix-vector products -----------------------------------------------------------
+
+    def gemv(self):
+        """``c[i * ldc] = sum_p a[i * rsa + p] * bv[p]`` for i < m (a product with one
+        column, A's rows and B's column contiguous), returning 1 when a value it
+        stores is not finite and writing to ``bits[0]``/``bits[1]`` the
+        ``finite_magnitude_bits`` of the largest finite ``|a|`` and ``|bv|`` (what the
+        packing reports in a gemm).  Packed, such a product runs the narrowest tile
+        on one column of a vector's width of padding and packs A first: a
+        [1000, 64] @ [64, 1] product took ~30 us, one vector dot per row ~4."""
+        cfg, t, vt = self.cfg, self.t, self.vt
+        w = cfg.lanes
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_gemv",
+                               ["i:m", "i:k", "p:a", "i:rsa", "p:bv", "p:c", "i:ldc", "q:bits"], _I32)
+        m, k, A, rsa, B, C, ldc, bits = fn.args
+        for p in (A, B, C):
+            p.add_attribute("noalias")
+        op = "fma" if cfg.fma else "fmuladd"
+        fma1 = self._intrinsic(f"llvm.{op}.{cfg.suffix}", t, [t] * 3)
+        ivt = ir.VectorType(self.ity, w)
+        vp = self.vp
+        # running values in allocas (registers after -O1's SROA), all in the entry block
+        acc, sacc = b.alloca(vt), b.alloca(t)
+        top = {(x, n): b.alloca(ivt if n > 1 else self.ity) for x in "ab" for n in (1, w)}
+        flag = b.alloca(_I32)
+        for (_, n), ptr in top.items():
+            b.store(ir.Constant(ivt, [0] * w) if n > 1 else ir.Constant(self.ity, 0), ptr)
+        b.store(ir.Constant(_I32, 0), flag)
+        kv = b.sub(k, b.srem(k, _c(w)))
+
+        def seen(x, which):
+            n = x.type.count if isinstance(x.type, ir.VectorType) else 1
+            ptr = top[(which, n)]
+            b.store(_umax(b, b.load(ptr), finite_magnitude_bits(b, x)), ptr)
+
+        _loop(b, _c(0), kv, w, lambda p: seen(b.load(b.bitcast(_gep(b, B, p), vp), align=self.size), "b"), "gvb")
+        _loop(b, kv, k, 1, lambda p: seen(b.load(_gep(b, B, p)), "b"), "gvbt")
+
+        def row(i):
+            a = _gep(b, A, b.mul(i, rsa))
+            b.store(ir.Constant(vt, [0.0] * w), acc)
+
+            def vstep(p):
+                av = b.load(b.bitcast(_gep(b, a, p), vp), align=self.size)
+                bv = b.load(b.bitcast(_gep(b, B, p), vp), align=self.size)
+                seen(av, "a")
+                b.store(b.call(self.fma, [av, bv, b.load(acc)]), acc)
+            _loop(b, _c(0), kv, w, vstep, "gvk")
+            v = b.load(acc)
+            total = b.extract_element(v, ir.Constant(_I32, 0))
+            for lane in range(1, w):
+                total = b.fadd(total, b.extract_element(v, ir.Constant(_I32, lane)))
+            b.store(total, sacc)
+
+            def sstep(p):
+                x = b.load(_gep(b, a, p))
+                seen(x, "a")
+                b.store(b.call(fma1, [x, b.load(_gep(b, B, p)), b.load(sacc)]), sacc)
+            _loop(b, kv, k, 1, sstep, "gvt")
+            res = b.load(sacc)
+            b.store(res, _gep(b, C, b.mul(i, ldc)))
+            b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [res]), _I32)), flag)
+        _loop(b, _c(0), m, 1, row, "gvr")
+        for j, x in enumerate("ab"):
+            best = b.load(top[(x, 1)])
+            vec = b.load(top[(x, w)])
+            for lane in range(w):
+                best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
+            b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
+        b.ret(b.load(flag))
+        return fn
+
+    def short_k(self):
+        """``C = A @ B`` for a product contracting at most ``SHORT_K`` elements with B's
+        rows contiguous and ``n`` a multiple of the vector width (so no scalar tail
+        code: each k is its own unrolled loop, ~15 ms of the module's compile time):
+        per row of C, each vector of columns is ``k`` multiply-adds
+        of a broadcast A element with a vector of B's row, in the order of k from
+        zero, as the packed tile sums (so the same bits), without packing either
+        operand (a PINN's first layer, [1000, 3] @ [3, 64]: the packing and the
+        per-tile calls cost more than the arithmetic).  Returns and reports as
+        `gemv` does."""
+        cfg, vt = self.cfg, self.vt
+        w = cfg.lanes
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_short_k",
+                               ["i:m", "i:n", "i:k", "p:a", "i:rsa", "i:csa", "p:bv", "i:rsb", "p:c", "i:ldc",
+                                "q:bits"], _I32)
+        m, n, k, A, rsa, csa, B, rsb, C, ldc, bits = fn.args
+        for p in (A, B, C):
+            p.add_attribute("noalias")
+        ivt = ir.VectorType(self.ity, w)
+        vp = self.vp
+        top = {(x, n_): b.alloca(ivt if n_ > 1 else self.ity) for x in "ab" for n_ in (1, w)}
+        flag = b.alloca(_I32)
+        bad_v = b.alloca(ir.VectorType(ir.IntType(1), w))   # lanes of C that were not finite
+        b.store(ir.Constant(ir.VectorType(ir.IntType(1), w), [0] * w), bad_v)
+        for (_, n_), ptr in top.items():
+            b.store(ir.Constant(ivt, [0] * w) if n_ > 1 else ir.Constant(self.ity, 0), ptr)
+        b.store(ir.Constant(_I32, 0), flag)
+        nv = n
+        undef = ir.Constant(vt, None)
+        splat0 = ir.Constant(ir.VectorType(_I32, w), [0] * w)
+
+        def seen(x, which):
+            n_ = x.type.count if isinstance(x.type, ir.VectorType) else 1
+            ptr = top[(which, n_)]
+            b.store(_umax(b, b.load(ptr), finite_magnitude_bits(b, x)), ptr)
+
+        def b_row(p):
+            r = _gep(b, B, b.mul(p, rsb))
+            _loop(b, _c(0), nv, w, lambda j: seen(b.load(b.bitcast(_gep(b, r, j), vp), align=self.size), "b"),
+                  "skbv")
+        _loop(b, _c(0), k, 1, b_row, "skb")
+
+        fabs_v = self._intrinsic(f"llvm.fabs.v{w}{cfg.suffix}", vt, [vt])
+        inf_v = ir.Constant(vt, [float("inf")] * w)
+
+        def rows_of(kk):
+            # k = kk, unrolled: the row's kk elements of A loaded and broadcast once
+            def row(i):
+                a = _gep(b, A, b.mul(i, rsa))
+                c = _gep(b, C, b.mul(i, ldc))
+                xs = []
+                for p_ in range(kk):
+                    x = b.load(_gep(b, a, b.mul(_c(p_), csa)))
+                    seen(x, "a")
+                    xs.append(x)
+                xv = [b.shuffle_vector(b.insert_element(undef, x, ir.Constant(_I32, 0)), undef, splat0) for x in xs]
+
+                def vcol(j):
+                    v = ir.Constant(vt, [0.0] * w)
+                    for p_ in range(kk):
+                        bv = b.load(b.bitcast(_gep(b, B, b.add(b.mul(_c(p_), rsb), j)), vp), align=self.size)
+                        v = b.call(self.fma, [xv[p_], bv, v])
+                    b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
+                    b.store(b.or_(b.load(bad_v), b.fcmp_unordered("uge", b.call(fabs_v, [v]), inf_v)), bad_v)
+
+                _loop(b, _c(0), nv, w, vcol, f"skv{kk}")
+            return row
+
+        done = fn.append_basic_block("sk.done")
+        for kk in range(1, SHORT_K + 1):
+            here, other = fn.append_basic_block(f"sk.k{kk}"), fn.append_basic_block(f"sk.not{kk}")
+            b.cbranch(b.icmp_signed("==", k, _c(kk)), here, other)
+            b.position_at_end(here)
+            _loop(b, _c(0), m, 1, rows_of(kk), f"skr{kk}")
+            b.branch(done)
+            b.position_at_end(other)
+        b.branch(done)
+        b.position_at_end(done)
+        anybad = b.icmp_unsigned("!=", b.bitcast(b.load(bad_v), ir.IntType(w)), ir.Constant(ir.IntType(w), 0))
+        b.store(b.or_(b.load(flag), b.zext(anybad, _I32)), flag)
+        for j, x in enumerate("ab"):
+            best = b.load(top[(x, 1)])
+            vec = b.load(top[(x, w)])
+            for lane in range(w):
+                best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
+            b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
+        b.ret(b.load(flag))
+        return fn
+
     # -- the driver ------------------------------------------------------------------------
 
-    def gemm(self, tiles, pack_a, pack_b, malloc, free):
+    def gemm(self, tiles, pack_a, pack_b, malloc, free, gemv, short_k):
         cfg = self.cfg
         mr, nr = cfg.mr, cfg.nr
         fn, b = self._function(SYMBOLS[np.dtype(cfg.dtype)],
@@ -580,6 +744,23 @@ class _Builder:
         empty = b.or_(b.icmp_signed("<=", m, _c(0)), b.icmp_signed("<=", n, _c(0)))
         b.cbranch(empty, ret, work)
         b.position_at_end(work)
+
+        gv_bits = b.alloca(_I64, size=2)
+        column = b.and_(b.icmp_signed("==", n, _c(1)),
+                        b.and_(b.icmp_signed("==", csa, _c(1)), b.icmp_signed("==", rsb, _c(1))))
+        def exponent(j):
+            x = b.load(_gep(b, gv_bits, j))
+            return frexp_exponent(b, x if self.ity.width == 64 else b.trunc(x, self.ity))
+
+        with b.if_then(b.and_(column, b.icmp_signed(">", k, _c(0)))):
+            # one column: a dot per row (see `gemv`)
+            status = b.call(gemv, [m, k, A, rsa, B, C, ldc, gv_bits])
+            finish(status, exponent(0), exponent(1))
+        short = b.and_(b.and_(b.icmp_signed(">", k, _c(0)), b.icmp_signed("<=", k, _c(SHORT_K))),
+                       b.and_(b.icmp_signed("==", csb, _c(1)), b.icmp_signed("==", b.srem(n, _c(cfg.lanes)), _c(0))))
+        with b.if_then(short):
+            status = b.call(short_k, [m, n, k, A, rsa, csa, B, rsb, C, ldc, gv_bits])
+            finish(status, exponent(0), exponent(1))
 
         with b.if_then(b.icmp_signed("<=", k, _c(0))):
             # an empty sum: C = 0
@@ -672,7 +853,8 @@ def build_ir(configs) -> str:
     free = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P]), name="ember_free")
     for cfg in configs:
         bld = _Builder(module, cfg)
-        bld.gemm([bld.tile(v) for v in range(1, cfg.nv + 1)], bld.pack_a(), bld.pack_b(), malloc, free)
+        bld.gemm([bld.tile(v) for v in range(1, cfg.nv + 1)], bld.pack_a(), bld.pack_b(), malloc, free,
+                 bld.gemv(), bld.short_k())
     return str(module)
 
 
