@@ -180,3 +180,19 @@ def test_cuda_renderer_writes_slabs_inside_row_kernels():
     got = rt.to_host(out, np.dtype(np.float64))
     (ref,) = run_graph_numpy(closed.graph, closed.consts_as_buffers(), [x, w])
     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_a_small_sum_of_a_transcendental_read_by_a_callback():
+    # the callback is a host step with no outputs: the read-once walk stops there
+    seen = []
+
+    @ember.jit
+    def f(x):
+        s = enp.sin(x).sum()
+        ember.debug.callback(lambda v: seen.append(float(v)), s)
+        return s * 2.0
+
+    x = np.array([0.5, 1.0], np.float32)
+    out = f(x)
+    want = float(np.sin(x, dtype=np.float32).sum(dtype=np.float32))
+    assert seen == [pytest.approx(want, rel=1e-6)] and float(out) == pytest.approx(2 * want, rel=1e-6)

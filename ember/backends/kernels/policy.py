@@ -202,12 +202,12 @@ def _read_once(v, uses, outputs, consumers, fused) -> bool:
     than it reads, except a concatenate or pad (which place each once)."""
     while True:
         (r,) = consumers.get(v) or [None]
-        if r is None:
-            return True
+        if r is None or len(r.outputs) != 1:
+            return True   # a host step (a callback has no outputs) or a multi-output one reads it stored
         if r.outputs[0].aval.size > v.aval.size and r.prim.name not in ("concatenate", "pad"):
             return False
         w = r.outputs[0]
-        if len(r.outputs) != 1 or not fused(r) or uses.get(w, 0) != 1 or w in outputs:
+        if not fused(r) or uses.get(w, 0) != 1 or w in outputs:
             return True   # stored (or read by a kernel of its own) here
         v = w
 
