@@ -572,6 +572,35 @@ def test_native_pool_goes_serial_when_workers_do_not_help():
         pool.shutdown()
 
 
+def test_native_pool_stays_parallel_when_it_only_had_to_wake_its_workers():
+    # short jobs after idle spells: the workers are asleep, the caller finishes
+    # before they arrive.  That costs the caller nothing and must not start serial
+    # spells (they let the workers fall asleep again: a quiet machine got locked
+    # into running on one thread).  A loaded machine can still make one attempt
+    # look unhelpful (a spinning worker descheduled with a chunk), so retry.
+    import ctypes
+    import time
+
+    @ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
+    def kernel(start, stop, args):
+        pass
+    addr = ctypes.cast(kernel, ctypes.c_void_p).value
+    serial = []
+    for _ in range(3):
+        pool = NativePool(2)
+        try:
+            pool.run(addr, 0, 8, 1)
+            for _ in range(40):
+                time.sleep(3 * NativePool.SPIN_SECONDS)   # the workers go to sleep
+                pool.run(addr, 0, 8, 1)
+            serial.append(pool.serial_jobs)
+        finally:
+            pool.shutdown()
+        if serial[-1] == 0:
+            break
+    assert serial[-1] == 0, serial
+
+
 def test_programs_run_without_the_array_data_offset(monkeypatch):
     # an interpreter whose array objects we cannot read: buffers are bound by address
     from ember.backends.llvm import executable

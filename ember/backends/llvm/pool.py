@@ -13,9 +13,10 @@ sleeps on a queue; posting a job wakes the sleepers.  The caller takes chunks to
 completes however late the workers are.
 
 Like ``ThreadPool`` it is adaptive: after ``MISSES`` jobs in a row where the
-workers ran no chunk or the caller waited for them longer than it worked
-itself (the other cores are busy), the next ``SERIAL_JOBS`` jobs run on the
-caller alone.
+caller waited for the workers longer than it worked itself, or awake workers
+ran no chunk (the other cores are busy), the next ``SERIAL_JOBS`` jobs run on
+the caller alone.  A job that had to wake sleeping workers and finished before
+they arrived does not count.
 
 Kernels follow the ABI of runtime.py: ``void k(i64 start, i64 stop, i8** args)``.
 
@@ -305,7 +306,7 @@ class NativePool:
         try:
             chunk = max(-(-total // (4 * nthreads)), min(min_per_thread, total) // 2 or 1)
             nchunks = -(-total // chunk)
-            mask = self._post(self._p, fn, args, total, chunk, nchunks, len(self._threads))
+            mask = woke = self._post(self._p, fn, args, total, chunk, nchunks, len(self._threads))
             w = 0
             while mask:
                 if mask & 1:
@@ -316,12 +317,16 @@ class NativePool:
             self.jobs += 1
             if self.adaptive:
                 mine, working, waiting = self._stats
-                if mine >= nchunks or waiting > working:
+                if waiting > working or (mine >= nchunks and not woke):
                     self._misses += 1
                     if self._misses >= self.MISSES:
                         self._misses, self._serial_left = 0, self.SERIAL_JOBS
-                else:
+                elif mine < nchunks:
                     self._misses = 0
+                # else: the caller finished before the workers it woke arrived, at no
+                # cost to it -- not a sign of busy cores.  Counting it locked the pool
+                # into serial spells on a quiet machine: a spell lets the workers fall
+                # asleep, so the next jobs' workers are late again.
         finally:
             self._busy.release()
 
