@@ -30,6 +30,7 @@ import numpy as np
 import llvmlite.ir as ir
 
 from ... import dtypes as _dt
+from ..kernels.affine import affine_terms
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ...fx.prims.reduce import reduction_identity
 from ..kernels.walk import unique_nodes
@@ -306,25 +307,6 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
 TILE = 16
 
 
-def _affine(e):
-    """{loop variable: coefficient} of an affine index expression, None otherwise."""
-    # terms of the sum with their multipliers, walked with a stack
-    out: dict = {}
-    stack = [(e, 1)]
-    while stack:
-        x, k = stack.pop()
-        t = x[0]
-        if t == "v":
-            out[x[1]] = out.get(x[1], 0) + k
-        elif t == "+":
-            stack.extend(((x[1], k), (x[2], k)))
-        elif t == "*":
-            stack.append((x[1], k * x[2]))
-        elif t != "c":
-            return None
-    return out
-
-
 # float reductions over fewer elements than this add in order (see `combine`)
 ORDERED_BELOW = 64
 
@@ -346,7 +328,8 @@ def _transposed_dim(k):
     best = None
     for e in unique_nodes(k.body):
         if e[0] == "load":
-            co = _affine(e[2])
+            terms = affine_terms(e[2])
+            co = terms[0] if terms is not None else None
             if co is not None and abs(co.get(n - 1, 0)) >= 16:
                 for j in range(n - 2, -1, -1):
                     if co.get(j) == 1 and k.shape[j] >= TILE:

@@ -620,14 +620,20 @@ class _Builder:
             b.store(res, _gep(b, C, b.mul(i, ldc)))
             b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [res]), _I32)), flag)
         _loop(b, _c(0), m, 1, row, "gvr")
+        self._store_top_bits(b, top, bits, w)
+        b.ret(b.load(flag))
+        return fn
+
+    def _store_top_bits(self, b, top, bits, w):
+        """The overflow report: the largest bit patterns recorded for A's and B's
+        elements (the scalar and the vector maxima folded), as int64, to ``bits[0]``
+        and ``bits[1]``."""
         for j, x in enumerate("ab"):
             best = b.load(top[(x, 1)])
             vec = b.load(top[(x, w)])
             for lane in range(w):
                 best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
             b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
-        b.ret(b.load(flag))
-        return fn
 
     def short_k(self):
         """``C = A @ B`` for a product contracting at most ``SHORT_K`` elements with B's
@@ -709,12 +715,7 @@ class _Builder:
         b.position_at_end(done)
         anybad = b.icmp_unsigned("!=", b.bitcast(b.load(bad_v), ir.IntType(w)), ir.Constant(ir.IntType(w), 0))
         b.store(b.or_(b.load(flag), b.zext(anybad, _I32)), flag)
-        for j, x in enumerate("ab"):
-            best = b.load(top[(x, 1)])
-            vec = b.load(top[(x, w)])
-            for lane in range(w):
-                best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
-            b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
+        self._store_top_bits(b, top, bits, w)
         b.ret(b.load(flag))
         return fn
 
