@@ -179,6 +179,8 @@ def binary_method(prim, name, to_inexact, reflected, general, operator):
                             return _finish(prim, out, out_aval, dev,
                                            (b, v) if reflected else (v, b), fn)
                         out.setflags(False)   # read-only (positional: keyword parsing costs ~0.2 us)
+                        # the Array is built in place here and in `unary_fast`: a shared
+                        # helper's call would cost ~0.1 us of a ~1.6 us operation
                         r = new(Array)
                         r._value = out
                         r._aval = out_aval

@@ -232,21 +232,28 @@ def test_gpu_extra_brings_cupy_for_cuda_13():
     assert "cupy-cuda13x" in extras["gpu"]
 
 
+def _losses_on(where, model, make_opt, rows, steps, jit=True):
+    """The losses of `steps` TrainSteps of `model` on `rows` examples placed on `where`."""
+    from ember import nn
+    step = nn.TrainStep(model, make_opt(model), lambda m, x, y: nn.functional.mse_loss(m(x), y), jit=jit)
+    x = ember.device_put(enp.linspace(-1, 1, 3 * rows).reshape(rows, 3), where)
+    y = ember.device_put(enp.ones((rows, 1)), where)
+    return [float(step(x, y)) for _ in range(steps)]
+
+
+def _cpu_and_device_losses(dev, make_opt, rows, steps, jit=True):
+    import copy
+    from ember import nn
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    want = _losses_on("cpu", copy.deepcopy(model), make_opt, rows, steps, jit)
+    got = _losses_on(dev, model.to(dev), make_opt, rows, steps, jit)
+    return model, got, want
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_train_step_on_the_device(gpu, jit):
-    import copy
-    from ember import nn, optim
-
-    def train(model, where):
-        step = nn.TrainStep(model, optim.Adam(model, lr=1e-2),
-                            lambda m, x, y: nn.functional.mse_loss(m(x), y), jit=jit)
-        x = ember.device_put(enp.linspace(-1, 1, 24).reshape(8, 3), where)
-        y = ember.device_put(enp.ones((8, 1)), where)
-        return [float(step(x, y)) for _ in range(5)]
-
-    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
-    want = train(copy.deepcopy(model), "cpu")
-    got = train(model.to(gpu), gpu)
+    from ember import optim
+    model, got, want = _cpu_and_device_losses(gpu, lambda m: optim.Adam(m, lr=1e-2), 8, 5, jit)
     np.testing.assert_allclose(got, want, rtol=1e-5)
     assert all(p.device == gpu for p in ember.tree.tree_leaves(model.parameters()))
     assert enp.zeros_like(model[0].weight).device == gpu
@@ -399,20 +406,9 @@ def test_fallback_jit_and_grad_through_the_cuda_executable(exe_gpu):
 
 
 def test_train_step_through_the_cuda_executable(exe_gpu):
-    import copy
-    from ember import nn, optim
+    from ember import optim
     dev, _ = exe_gpu
-
-    def train(model, where):
-        step = nn.TrainStep(model, optim.SGD(model, lr=0.1),
-                            lambda m, x, y: nn.functional.mse_loss(m(x), y))
-        x = ember.device_put(enp.linspace(-1, 1, 12).reshape(4, 3), where)
-        y = ember.device_put(enp.ones((4, 1)), where)
-        return [float(step(x, y)) for _ in range(3)]
-
-    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
-    want = train(copy.deepcopy(model), "cpu")
-    got = train(model.to(dev), dev)
+    _, got, want = _cpu_and_device_losses(dev, lambda m: optim.SGD(m, lr=0.1), 4, 3)
     np.testing.assert_allclose(got, want, rtol=1e-4)
 
 
