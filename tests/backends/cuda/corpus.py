@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 import ember
+import ember.numpy as enp
 from ember import lax
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -25,6 +26,19 @@ N_FUZZ = 200
 def _graph(f, *args):
     """The closed graph of `f` at `args`, and the args (the GPU launch test runs them)."""
     return ember.make_graph(f)(*args), args
+
+
+def softmax(v):
+    """The row kernel programs' softmax (max-subtracted, last axis)."""
+    e = enp.exp(v - enp.max(v, axis=-1, keepdims=True))
+    return e / enp.sum(e, axis=-1, keepdims=True)
+
+
+def layernorm(v):
+    """The row kernel programs' layer normalisation (no scale or shift, last axis)."""
+    m = enp.mean(v, axis=-1, keepdims=True)
+    c = v - m
+    return c / enp.sqrt(enp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
 
 
 def primitive_programs():
@@ -67,11 +81,6 @@ def primitive_programs():
     out.append(("select_n", _graph(lambda p, v: lax.select_n(p, v, lax.neg(v)), x, y)))
     out.append(("integer_pow", _graph(lambda v: lax.integer_pow(v, -7) + lax.integer_pow(v, 13), y)))
     out.append(("clamp", _graph(lambda v: lax.clamp(np.float32(1), v, np.float32(9)), y)))
-    import ember.numpy as enp
-
-    def softmax(v):
-        e = enp.exp(v - enp.max(v, axis=-1, keepdims=True))
-        return e / enp.sum(e, axis=-1, keepdims=True)
     for d in (np.float16, np.float32):
         out.append((f"softmax[{np.dtype(d)}]", _graph(softmax, rng.standard_normal((8, 300)).astype(d))))
     idx = np.array([0, 2, 2, 4, 1], np.int32)

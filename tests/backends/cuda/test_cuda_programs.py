@@ -28,7 +28,7 @@ import host_emulation as he  # noqa: E402
 
 import ember  # noqa: E402
 import ember.numpy as enp  # noqa: E402
-from corpus import N_FUZZ, fuzz_programs, nvr, primitive_programs  # noqa: E402
+from corpus import N_FUZZ, fuzz_programs, layernorm, nvr, primitive_programs, softmax  # noqa: E402
 from ember import lax  # noqa: E402
 from ember.backends.cuda.executable import compile_graph  # noqa: E402
 from ember.fx.interpreter import run_graph_numpy  # noqa: E402
@@ -152,25 +152,14 @@ def _cupy_runtime_type():
 
 # --- row kernels -------------------------------------------------------------------------
 
-def _softmax(v):
-    e = enp.exp(v - enp.max(v, axis=-1, keepdims=True))
-    return e / enp.sum(e, axis=-1, keepdims=True)
-
-
-def _layernorm(v):
-    m = enp.mean(v, axis=-1, keepdims=True)
-    c = v - m
-    return c / enp.sqrt(enp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
-
-
-def test_row_kernels_softmax_layernorm(runtime):
+def test_row_kernelssoftmaxlayernorm(runtime):
     rng = np.random.default_rng(1)
     cases = []
     for d in (np.float32, np.float64, np.float16, nvr.BF16):
         for shape in ((5, 700), (3, 7), (2, 3, 130)):
             x = rng.standard_normal(shape).astype(d)
-            cases.append(case(f"softmax{shape}[{np.dtype(d)}]", _softmax, x))
-            cases.append(case(f"layernorm{shape}[{np.dtype(d)}]", _layernorm, x))
+            cases.append(case(f"softmax{shape}[{np.dtype(d)}]", softmax, x))
+            cases.append(case(f"layernorm{shape}[{np.dtype(d)}]", layernorm, x))
     assert check_many(runtime, cases) == len(cases)
 
 
@@ -299,7 +288,7 @@ def _mlp_loss(p, x, y):
     h = enp.tanh(x @ p["w1"] + p["b1"])
     h = jax_relu(h @ p["w2"] + p["b2"])
     o = h @ p["w3"]
-    return enp.mean((_softmax(o) - y) ** 2)
+    return enp.mean((softmax(o) - y) ** 2)
 
 
 def jax_relu(v):
@@ -401,7 +390,7 @@ def test_threaded_emulation_of_row_kernels_and_atomic_scatter():
     rng = np.random.default_rng(7)
     idx = (np.arange(300) % 3).astype(np.int32)
     x = rng.standard_normal((5, 300)).astype(np.float32)
-    cases = [case("softmax", _softmax, x), case("layernorm", _layernorm, x),
+    cases = [case("softmax", softmax, x), case("layernorm", layernorm, x),
              case("scatter_add reduce_sum", lambda z, u: z.at[idx].add(u) @ np.ones((3, 2), np.float32),
                   np.zeros(3, np.float32), (rng.random(300) + 0.5).astype(np.float32)),
              case("reduce_max full", lambda v: lax.reduce_max(v, (0, 1)), x)]

@@ -20,7 +20,7 @@ import host_emulation as he  # noqa: E402
 if not he.available():
     pytest.skip("no g++ for the host emulation", allow_module_level=True)
 
-from corpus import N_FUZZ, fuzz_programs, nvr, primitive_programs  # noqa: E402
+from corpus import N_FUZZ, fuzz_programs, layernorm, nvr, primitive_programs, softmax  # noqa: E402
 from ember.backends.cuda.render import render_program  # noqa: E402
 from ember.backends.cuda.target import cuda_target  # noqa: E402
 from ember.backends.kernels import GemmKernel, LibraryStep, schedule  # noqa: E402
@@ -122,14 +122,6 @@ def test_block_folds_row_kernels_and_atomics_on_threads():
     def case(label, f, *args):
         cases.append((label, (ember.make_graph(f)(*args), args)))
 
-    def softmax(v):
-        e = enp.exp(v - enp.max(v, axis=-1, keepdims=True))
-        return e / enp.sum(e, axis=-1, keepdims=True)
-
-    def layernorm(v):
-        m = enp.mean(v, axis=-1, keepdims=True)
-        c = v - m
-        return c / enp.sqrt(enp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
     for d in (np.float32, np.float16, nvr.BF16):
         x = rng.standard_normal((5, 700)).astype(d)
         case(f"softmax[{np.dtype(d)}]", softmax, x)
