@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import config
 from .. import profiler as _prof
+from .. import array as _array
 from .. import dtypes as _dt
 from .._host import from_host
 from ..array import Array, wrap_buffer
@@ -164,6 +165,37 @@ def _to_operand(x):
         return y, y.aval
     y = as_ember(x)
     return y, get_aval(y)
+
+
+_NUMPY_AVALS: dict = {}
+
+
+def _borrowable_aval(x):
+    """The aval of a numpy argument that `_borrowed_operand` would read in place, or
+    None; memoised per (shape, dtype), the fast path's cost of a numpy argument."""
+    key = (x.shape, x.dtype)
+    av = _NUMPY_AVALS.get(key)
+    if av is not None:
+        fl = x.flags
+        return av if fl.c_contiguous and fl.aligned else None
+    o = _borrowed_operand(x)
+    if o is None:
+        return None
+    if len(_NUMPY_AVALS) >= 1024:
+        _NUMPY_AVALS.clear()
+    _NUMPY_AVALS[key] = o.aval
+    return o.aval
+
+
+def _call_device(x):
+    """The device a positional argument of the fast path lives on (numpy: the default one)."""
+    t = type(x)
+    if t is Array:
+        return x._device
+    if t is np.ndarray:
+        d = _array.default_device()
+        return d if d.host_buffers else None
+    return None
 
 
 def _borrowed_operand(x):
@@ -332,15 +364,28 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if (self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active()
                 and self._fast_epoch == _dt.default_epoch):
-            # Fastest path: a repeated call with Arrays of one device as its only
-            # (positional) arguments needs no pytree flattening, signature or key building.
+            # Fastest path: a repeated call with Arrays of one device (or numpy arrays
+            # read in place, for a host default device) as its only positional
+            # arguments needs no pytree flattening, signature or key building.
             avals = []
-            dev = args[0]._device if args and type(args[0]) is Array else None
+            dev = _call_device(args[0]) if args else None
+            host = None
             for a in args:
-                if type(a) is not Array or a._device is not dev:
+                t = type(a)
+                if t is Array:
+                    if a._device is not dev:
+                        break
+                    av = a._aval
+                    avals.append(av if av is not None else a.aval)
+                elif t is np.ndarray:
+                    av = _borrowable_aval(a)
+                    # read in place only on the host device that numpy data is put on
+                    if av is None or dev is not _array.default_device() or not dev.host_buffers:
+                        break
+                    avals.append(av)
+                    host = [a] if host is None else host + [a]
+                else:
                     break
-                av = a._aval
-                avals.append(av if av is not None else a.aval)
             else:
                 last = self._last_fast
                 # the avals of the last call (list equality tries identity first): no hashing
@@ -352,7 +397,11 @@ class JitFunction:
                         self._last_fast = (avals, hit)
                 if hit is not None and hit[3] is dev:  # compiled for this device's backend
                     exe, entry, single, _ = hit
-                    outs = exe(*entry.const_buffers, *[a._value for a in args])
+                    if host is None:
+                        outs = exe(*entry.const_buffers, *[a._value for a in args])
+                    else:   # compiled programs never write their inputs; outputs may alias them
+                        outs = _unaliased(exe(*entry.const_buffers, *[a._value if type(a) is Array else a
+                                                                      for a in args]), host)
                     if single:
                         return wrap_buffer(outs[0], dev, entry.out_avals[0])
                     return tree_unflatten(entry.out_tree, [wrap_buffer(b, dev, a)
@@ -386,7 +435,8 @@ class JitFunction:
                 exe = executable_for(entry.graph, backend, getattr(self.fun, "__name__", "fun"))
                 if (not kwargs and not self.static_argnums and not self.static_argnames and not entry.guards
                         and not self.donate_argnums
-                        and not key[4][1] and len(ops) == len(args) and all(type(a) is Array for a in args)):
+                        and not key[4][1] and len(ops) == len(args)
+                        and sum(type(a) is Array for a in args) + len(borrowed) == len(args)):
                     if self._fast_epoch != _dt.default_epoch:
                         self._fast.clear()
                         self._last_fast = ([], None)

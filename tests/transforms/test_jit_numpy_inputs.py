@@ -113,3 +113,30 @@ def test_numpy_argument_with_donation_is_not_written():
         y = f(x)
         np.testing.assert_array_equal(np.asarray(y), 2)
     np.testing.assert_array_equal(x, 1)
+
+
+@pytest.mark.parametrize("fn", [lambda a, b: a, lambda a, b: a.reshape(-1) * b, lambda a, b: (a[1:], b)],
+                         ids=["identity", "product", "slices"])
+def test_repeated_calls_with_numpy_arguments(fn):
+    # from the second call on, numpy arguments take the fast path (no flattening, a
+    # memoised aval): the same values, outputs that never alias the caller's arrays,
+    # mixed Array / numpy arguments, and a layout change (non-contiguous, other
+    # dtype) on a later call with the same shape still copied or retraced
+    f = ember.jit(fn)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    w = enp.asarray(np.float32(3.0))
+    for b in (w, np.float32(3.0) * np.ones((), np.float32), w):
+        for _ in range(3):
+            keep = x.copy()
+            r = f(x, b)
+            want = ember.tree.tree_map(np.array, fn(keep, np.asarray(b)))
+            x[:] = x + 1   # written after the call: results must not change
+            for a, c in zip(ember.tree.tree_leaves(ember.tree.tree_map(np.asarray, r)),
+                            ember.tree.tree_leaves(want)):
+                np.testing.assert_array_equal(a, c)
+    fortran = np.asfortranarray(x)
+    np.testing.assert_array_equal(np.asarray(ember.tree.tree_leaves(f(fortran, w))[0]),
+                                  np.asarray(ember.tree.tree_leaves(fn(fortran.copy(), np.float32(3.0)))[0]))
+    d64 = x.astype(np.float64)
+    assert ember.tree.tree_leaves(f(d64, w))[0].dtype == ember.tree.tree_leaves(fn(d64, np.float32(3.0)))[0].dtype
+
