@@ -14,18 +14,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from .array import Array, wrap_buffer
-from .fx.core import user_source
-
-
-def _int_overflow(bad, dtype, op: str, hint: str) -> OverflowError:
-    info = np.iinfo(dtype)
-    if np.dtype(dtype).itemsize == 8:
-        hint = "use uint64" if 0 <= bad < 2 ** 64 else \
-            "it needs more than 64 bits; use float64 (or split the value)"
-    src = user_source()
-    what = "Python int" if isinstance(bad, int) else "value"
-    return OverflowError(f"{op}: {what} {bad!r} is out of range for dtype {dtype} "
-                         f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
+from .fx.core import int_overflow_error, user_source
 
 
 def _first_out_of_range(obj, dtype, ints_only=False):
@@ -72,7 +61,7 @@ def _python_data_as_int(obj, dtype) -> np.ndarray:
         bad = _first_out_of_range(obj, dtype)
         if bad is None:
             raise
-        raise _int_overflow(bad, dtype, "asarray", "pass a wider dtype, e.g. int64") from None
+        raise int_overflow_error(bad, dtype, "asarray", "pass a wider dtype, e.g. int64") from None
 
 
 def _host_array(obj, dtype) -> np.ndarray:
@@ -96,7 +85,7 @@ def _host_array(obj, dtype) -> np.ndarray:
         exact = a.dtype.kind != "O" and info.min <= a.min() and a.max() <= info.max
         bad = None if exact else _first_out_of_range(obj, _dt.default_int)
         if bad is not None:
-            raise _int_overflow(bad, _dt.default_int, "asarray",
+            raise int_overflow_error(bad, _dt.default_int, "asarray",
                                 "pass dtype=ember.numpy.int64 (the default integer is int32)")
     if dtype is None and a.dtype.kind == "f" and a.size and np.abs(a).max() >= 2.0 ** 63:
         # numpy makes float64 of ints beyond int64 mixed with negatives ([2**63, -1]);
@@ -105,7 +94,7 @@ def _host_array(obj, dtype) -> np.ndarray:
         bad = None if _holds_float(obj) else _first_out_of_range(obj, _dt.default_int,
                                                                    ints_only=True)
         if bad is not None:
-            raise _int_overflow(bad, _dt.default_int, "asarray",
+            raise int_overflow_error(bad, _dt.default_int, "asarray",
                                 "pass dtype=ember.numpy.int64 (the default integer is int32)")
     if a.dtype == object:
         raise TypeError(f"cannot convert {type(obj).__name__} to an ember array: "

@@ -381,8 +381,14 @@ class EvalTrace(Trace):
             elif isinstance(x, Tracer):
                 raise leaked_tracer_error(x, prim)
             else:
+                a = get_aval(x)
+                t = type(x)
+                if t is float or t is int or t is bool or t is complex:
+                    # a Python scalar is an array of its (weak) dtype to the impls too:
+                    # np.broadcast_to(2.0, ...) would be float64 where the aval says float32
+                    x = python_scalar_value(x, a.dtype, prim.name)
                 vals.append(x)
-                avals.append(get_aval(x))
+                avals.append(a)
         # the memoised abstract evaluation (see _eager_abstract_eval), inlined: this is
         # the hot path of every eager operation
         try:
@@ -410,6 +416,34 @@ class EvalTrace(Trace):
         if type(out) is not np.ndarray or out.shape != out_aval.shape or out.dtype != out_aval.dtype:
             out = _checked(prim, out, out_aval)
         return wrap(out, device, out_aval)
+
+
+def int_overflow_error(bad, dtype, op: str, hint: str) -> OverflowError:
+    """The error for an integer that does not fit `dtype`: the value, the range, a hint
+    and the user's source line (one wording for constructors and primitives)."""
+    info = np.iinfo(dtype)
+    if np.dtype(dtype).itemsize == 8:
+        hint = "use uint64" if 0 <= bad < 2 ** 64 else \
+            "it needs more than 64 bits; use float64 (or split the value)"
+    src = user_source()
+    what = "Python int" if isinstance(bad, int) else "value"
+    return OverflowError(f"{op}: {what} {bad!r} is out of range for dtype {dtype} "
+                         f"[{info.min}, {info.max}]; {hint}" + (f"\n  at {src}" if src else ""))
+
+
+def python_scalar_value(x, dtype, op):
+    """A Python scalar as a rank-0 numpy array of `dtype` (its aval's), an int out of
+    the dtype's range a clear OverflowError naming `op`.
+
+    Example:
+        >>> python_scalar_value(2.0, np.dtype("float32"), "add").dtype
+        dtype('float32')
+    """
+    try:
+        return np.asarray(x, dtype)
+    except OverflowError:
+        raise int_overflow_error(x, dtype, op, "pass an array of a wider dtype, e.g. "
+                                          "ember.numpy.asarray(x, dtype='int64')") from None
 
 
 def _checked(prim, out, aval):

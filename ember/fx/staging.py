@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import config
 from .. import dtypes as _dt
-from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval,
+from .core import (AbstractArray, Trace, Tracer, check_foreign, current_trace, get_aval, python_scalar_value,
                    new_trace, user_source)
 from .ir import ClosedGraph, Equation, Graph, Literal, Var, typecheck
 
@@ -70,7 +70,7 @@ class StagingTrace(Trace):
         t = type(x)
         if t is bool or t is int or t is float or t is complex:
             aval = get_aval(x)
-            return Literal(np.array(x, dtype=aval.dtype)[()], aval)
+            return Literal(python_scalar_value(x, aval.dtype, getattr(prim, "name", "jit"))[()], aval)
         if isinstance(x, np.generic):
             return Literal(x, get_aval(x))
         aval = getattr(x, "aval", None)

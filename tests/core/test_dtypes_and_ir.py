@@ -156,3 +156,17 @@ def test_tree_none_is_empty_node_and_dataclass():
         name: str = dataclasses.field(default="p", metadata={"static": True})
     leaves, td = ember.tree.flatten(P(3.0))
     assert leaves == [3.0] and ember.tree.unflatten(td, [4.0]).w == 4.0
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_python_scalars_passed_to_lax_have_their_weak_dtype(jit):
+    # the impls see a Python scalar as an array of its aval's dtype (not numpy's float64 /
+    # int64), eagerly and staged; an int out of range is a clear error, not numpy's
+    run = (lambda f: ember.jit(f)()) if jit else (lambda f: f())
+    b = run(lambda: ember.lax.broadcast_in_dim(2.0, (3, 2), ()))
+    assert b.dtype == np.float32 and b.aval.weak_type and np.asarray(b).tolist() == [[2.0] * 2] * 3
+    i = run(lambda: ember.lax.broadcast_in_dim(7, (2,), ()))
+    assert i.dtype == np.int32 and np.asarray(i).tolist() == [7, 7]
+    with pytest.raises(OverflowError, match=r"broadcast_in_dim: Python int 1099511627776 is out of range "
+                                            r"for dtype int32"):
+        run(lambda: ember.lax.broadcast_in_dim(2 ** 40, (3,), ()))

@@ -6,6 +6,7 @@ from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember
+from ember import lax
 import ember.dtypes as dt
 import ember.numpy as enp
 from ember.fx.ir import typecheck
@@ -458,3 +459,29 @@ def test_fill_mode_defaults_follow_jax():
     # the fill is a constant: no gradient flows to it and none comes from it
     g = ember.grad(lambda a: enp.take(a, np.array([0, 5]), mode="fill", fill_value=0.0).sum())
     assert np.asarray(g(np.ones(3, np.float32))).tolist() == [1.0, 0.0, 0.0]
+
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3).filter(lambda s: s[0] > 0),
+       dtype=st.sampled_from(["float32", "float64", "bfloat16", "int32", "bool"]),
+       weak=st.booleans(), data=st.data())
+def test_eager_int_index_matches_slice_and_squeeze(shape, dtype, weak, data):
+    # x[i] of a concrete host Array takes a shortcut (a view of its buffer): the same
+    # values, dtype and weak type as slice + squeeze, read-only, the same bounds error,
+    # and under jit it is still the primitives
+    n = int(np.prod(shape))
+    if weak:   # a weakly typed array: a Python scalar broadcast
+        x = lax.broadcast_in_dim({"bool": True, "int32": 1}.get(dtype, 1.5), tuple(shape), ())
+    else:
+        x = enp.asarray(np.arange(n).reshape(shape) % 3).astype(dtype)
+    i = data.draw(st.integers(-shape[0], shape[0] - 1))
+    got = x[i]
+    j = i % shape[0]
+    via = lax.squeeze(lax.slice(x, (j,) + (0,) * (len(shape) - 1), (j + 1,) + tuple(shape[1:])), (0,))
+    assert type(got) is type(via) and got.aval == via.aval
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(via))
+    assert not np.asarray(got).flags.writeable
+    with pytest.raises(IndexError, match="out of bounds"):
+        x[shape[0]]
+    np.testing.assert_array_equal(np.asarray(ember.jit(lambda a: a[i])(x)), np.asarray(via))
