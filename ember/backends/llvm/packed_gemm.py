@@ -223,7 +223,8 @@ def finite_magnitude_bits(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     def ci(v):
         return ir.Constant(ity, v if count is None else [v] * count)
     mag = b.and_(b.bitcast(x, ity), ci((1 << (w - 1)) - 1))
-    return b.select(b.icmp_unsigned("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
+    # (a signed compare: the sign bit is clear, and AVX2 has no unsigned one for i64)
+    return b.select(b.icmp_signed("<", mag, ci(((1 << (w - mant - 1)) - 1) << mant)), mag, ci(0))
 
 
 def frexp_exponent(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
@@ -246,8 +247,64 @@ def frexp_exponent(b: ir.IRBuilder, bits: ir.Value) -> ir.Value:
     return b.sext(e, _I64) if w < 64 else e
 
 
-def _umax(b, x, y):
-    return b.select(b.icmp_unsigned(">", x, y), x, y)
+def _bits_max(b, x, y):
+    # of finite_magnitude_bits, never negative: a signed compare is the same max
+    return b.select(b.icmp_signed(">", x, y), x, y)
+
+
+class _RunningMax:
+    """The largest ``|x|`` of the values ``seen`` by one loop, as a float max: an and
+    and a maxpd per vector, where the integer max of ``finite_magnitude_bits`` took
+    five instructions on AVX2 (more than the multiply-add of a gemv).  NaNs are
+    skipped by the compare (only into a running max that never holds one: a
+    pairwise max of two values would let a NaN replace the other); an infinity
+    wins the max, and then ``finite_bits`` runs the caller's exact rescan (a cold
+    path: operands with infinities are rare)."""
+
+    def __init__(self, builder: "_Builder", b: ir.IRBuilder):
+        """Running maxima made on demand in the entry block of ``b``'s function."""
+        self.builder, self.t = builder, builder.t
+        self.slots = {}
+
+    def _slot(self, b, n, i):
+        # one running max per (vector width, position in `seen`): separate chains
+        if (n, i) not in self.slots:
+            ty = self.t if n == 1 else ir.VectorType(self.t, n)
+            with b.goto_entry_block():
+                ptr = b.alloca(ty)
+                b.store(ir.Constant(ty, 0.0 if n == 1 else [0.0] * n), ptr)
+            self.slots[(n, i)] = ptr
+        return self.slots[(n, i)]
+
+    def seen(self, b, *values):
+        """Fold ``values`` into the running maxima, the i-th into its own (so that
+        the ``maxpd``s of one call do not wait for each other)."""
+        for i, v in enumerate(values):
+            t = v.type
+            ptr = self._slot(b, t.count if isinstance(t, ir.VectorType) else 1, i)
+            b.store(_fmax(b, self.builder.fabs(b, v), b.load(ptr)), ptr)
+
+    def finite_bits(self, b, rescan) -> ir.Value:
+        """The ``finite_magnitude_bits`` of the largest finite value seen (0 if none);
+        ``rescan()`` emits their exact computation for when an infinity was seen."""
+        best = ir.Constant(self.t, 0.0)
+        for (n, _), ptr in self.slots.items():
+            x = b.load(ptr)
+            for lane in range(n) if n > 1 else [None]:
+                v = x if lane is None else b.extract_element(x, ir.Constant(_I32, lane))
+                best = _fmax(b, v, best)
+        ity = self.builder.ity
+        with b.goto_entry_block():
+            out = b.alloca(ity)
+        b.store(b.bitcast(best, ity), out)
+        with b.if_then(b.fcmp_ordered("==", best, ir.Constant(self.t, float("inf"))), likely=False):
+            b.store(rescan(), out)
+        return b.load(out)
+
+
+def _fmax(b, x, y):
+    # select(x > y, x, y) is the x86 max instruction exactly (y when x is NaN)
+    return b.select(b.fcmp_ordered(">", x, y), x, y)
 
 
 class _Builder:
@@ -279,6 +336,31 @@ class _Builder:
         if vec:
             bad = b.icmp_unsigned("!=", b.bitcast(bad, ir.IntType(t.count)), ir.Constant(ir.IntType(t.count), 0))
         return bad
+
+    def fabs(self, b, x) -> ir.Value:
+        t = x.type
+        name = f"llvm.fabs.v{t.count}{self.cfg.suffix}" if isinstance(t, ir.VectorType) else f"llvm.fabs.{self.cfg.suffix}"
+        return b.call(self._intrinsic(name, t, [t]), [x])
+
+    def exact_top(self, b, rows, cols, src, s_row, s_col) -> ir.Value:
+        """The largest ``finite_magnitude_bits`` of ``src[i * s_row + j * s_col]``
+        (i < rows, j < cols), one element at a time: `_RunningMax`'s cold rescan."""
+        fn = self.m.globals.get(f"ember_gemm_{self.cfg.suffix}_exact_top")
+        if fn is None:
+            fn, fb = self._function(f"ember_gemm_{self.cfg.suffix}_exact_top",
+                                    ["i:rows", "i:cols", "p:src", "i:s_row", "i:s_col"], self.ity)
+            fn.attributes.add("noinline")
+            fn.attributes.add("cold")
+            r_, c_, x_, sr, sc = fn.args
+            top = fb.alloca(self.ity)
+            fb.store(ir.Constant(self.ity, 0), top)
+
+            def element(i, j):
+                x = fb.load(_gep(fb, x_, fb.add(fb.mul(i, sr), fb.mul(j, sc))))
+                fb.store(_bits_max(fb, fb.load(top), finite_magnitude_bits(fb, x)), top)
+            _loop(fb, _c(0), r_, 1, lambda i: _loop(fb, _c(0), c_, 1, lambda j: element(i, j), "xtc"), "xtr")
+            fb.ret(fb.load(top))
+        return b.call(fn, [rows, cols, src, s_row, s_col])
 
     def _intrinsic(self, name, ret, args):
         fn = self.m.globals.get(name)
@@ -443,15 +525,10 @@ class _Builder:
         whole = b.mul(b.sdiv(extent, _c(width)), _c(width))
         together = w // width if w % width == 0 else 1
         # one running max per width of the loads (kept in registers by -O1's SROA)
-        biggest = {}
-        for n in {1, w, chunk, chunk * together}:
-            ty = self.ity if n == 1 else ir.VectorType(self.ity, n)
-            biggest[n] = b.alloca(ty)
-            b.store(ir.Constant(ty, 0 if n == 1 else [0] * n), biggest[n])
+        top = _RunningMax(self, b)
 
-        def seen(x):
-            acc = biggest[x.type.count if isinstance(x.type, ir.VectorType) else 1]
-            b.store(_umax(b, b.load(acc), finite_magnitude_bits(b, x)), acc)
+        def seen(*x):
+            top.seen(b, *x)
 
         def vec(n):
             return ir.VectorType(t, n).as_pointer()
@@ -507,8 +584,7 @@ class _Builder:
                     # shuffles dominate the module's compile time)
                     rows = [b.load(b.bitcast(_gep(b, src, b.add(b.mul(b.add(b.add(i0, g0), _c(r)), s_in), p0)),
                                              vec(w)), align=self.size) for r in range(group)]
-                    for x in rows:
-                        seen(x)
+                    seen(*rows)
                     for q, v in enumerate(_transpose(b, rows)):
                         for h in range(per):
                             d = _gep(b, out, b.add(b.mul(b.add(p0, _c(q * per + h)), _c(width)), g0))
@@ -541,12 +617,7 @@ class _Builder:
                     scalar_strips()
         with b.if_then(b.icmp_signed("<", whole, extent)):
             scalar(whole, b.sub(extent, whole))
-        top = ir.Constant(self.ity, 0)
-        for n, acc in biggest.items():
-            x = b.load(acc)
-            for i in range(n):
-                top = _umax(b, top, x if n == 1 else b.extract_element(x, ir.Constant(_I32, i)))
-        b.ret(top)
+        b.ret(top.finite_bits(b, lambda: self.exact_top(b, extent, kc, src, s_in, s_k)))
         return fn
 
     def pack_a(self):
@@ -559,6 +630,10 @@ class _Builder:
 
     # -- matrix-vector products -----------------------------------------------------------
 
+    # rows of A a gemv walks together: one accumulator per row is a chain of
+    # dependent multiply-adds (latency-bound), four hide the latency
+    GEMV_ROWS = 4
+
     def gemv(self):
         """``c[i * ldc] = sum_p a[i * rsa + p] * bv[p]`` for i < m (a product with one
         column, A's rows and B's column contiguous), returning 1 when a value it
@@ -566,9 +641,14 @@ class _Builder:
         ``finite_magnitude_bits`` of the largest finite ``|a|`` and ``|bv|`` (what the
         packing reports in a gemm).  Packed, such a product runs the narrowest tile
         on one column of a vector's width of padding and packs A first: a
-        [1000, 64] @ [64, 1] product took ~30 us, one vector dot per row ~4."""
+        [1000, 64] @ [64, 1] product took ~30 us, one vector dot per row ~4, and
+        four rows at a time (f64, AVX2, jitted) 35 -> 14 us.
+
+        ``GEMV_ROWS`` rows go through the k loop together, each summed as a row
+        alone is (a vector of partial sums over k, its lanes added in order, then
+        the scalar tail), so a row's bits do not depend on its neighbours."""
         cfg, t, vt = self.cfg, self.t, self.vt
-        w = cfg.lanes
+        w, g = cfg.lanes, self.GEMV_ROWS
         fn, b = self._function(f"ember_gemm_{cfg.suffix}_gemv",
                                ["i:m", "i:k", "p:a", "i:rsa", "p:bv", "p:c", "i:ldc", "q:bits"], _I32)
         m, k, A, rsa, B, C, ldc, bits = fn.args
@@ -576,63 +656,64 @@ class _Builder:
             p.add_attribute("noalias")
         op = "fma" if cfg.fma else "fmuladd"
         fma1 = self._intrinsic(f"llvm.{op}.{cfg.suffix}", t, [t] * 3)
-        ivt = ir.VectorType(self.ity, w)
         vp = self.vp
         # running values in allocas (registers after -O1's SROA), all in the entry block
-        acc, sacc = b.alloca(vt), b.alloca(t)
-        top = {(x, n): b.alloca(ivt if n > 1 else self.ity) for x in "ab" for n in (1, w)}
+        accs = [b.alloca(vt) for _ in range(g)]
+        saccs = [b.alloca(t) for _ in range(g)]
+        top_a, top_b = _RunningMax(self, b), _RunningMax(self, b)
         flag = b.alloca(_I32)
-        for (_, n), ptr in top.items():
-            b.store(ir.Constant(ivt, [0] * w) if n > 1 else ir.Constant(self.ity, 0), ptr)
         b.store(ir.Constant(_I32, 0), flag)
         kv = b.sub(k, b.srem(k, _c(w)))
 
-        def seen(x, which):
-            n = x.type.count if isinstance(x.type, ir.VectorType) else 1
-            ptr = top[(which, n)]
-            b.store(_umax(b, b.load(ptr), finite_magnitude_bits(b, x)), ptr)
+        _loop(b, _c(0), kv, w, lambda p: top_b.seen(b, b.load(b.bitcast(_gep(b, B, p), vp), align=self.size)),
+              "gvb")
+        _loop(b, kv, k, 1, lambda p: top_b.seen(b, b.load(_gep(b, B, p))), "gvbt")
 
-        _loop(b, _c(0), kv, w, lambda p: seen(b.load(b.bitcast(_gep(b, B, p), vp), align=self.size), "b"), "gvb")
-        _loop(b, kv, k, 1, lambda p: seen(b.load(_gep(b, B, p)), "b"), "gvbt")
+        def rows(count):
+            def body(i):
+                a = [_gep(b, A, b.mul(b.add(i, _c(r)), rsa)) for r in range(count)]
+                for r in range(count):
+                    b.store(ir.Constant(vt, [0.0] * w), accs[r])
 
-        def row(i):
-            a = _gep(b, A, b.mul(i, rsa))
-            b.store(ir.Constant(vt, [0.0] * w), acc)
+                def vstep(p):
+                    bv = b.load(b.bitcast(_gep(b, B, p), vp), align=self.size)
+                    av = [b.load(b.bitcast(_gep(b, a[r], p), vp), align=self.size) for r in range(count)]
+                    top_a.seen(b, *av)
+                    for r in range(count):
+                        b.store(b.call(self.fma, [av[r], bv, b.load(accs[r])]), accs[r])
+                _loop(b, _c(0), kv, w, vstep, f"gvk{count}")
+                for r in range(count):
+                    v = b.load(accs[r])
+                    total = b.extract_element(v, ir.Constant(_I32, 0))
+                    for lane in range(1, w):
+                        total = b.fadd(total, b.extract_element(v, ir.Constant(_I32, lane)))
+                    b.store(total, saccs[r])
 
-            def vstep(p):
-                av = b.load(b.bitcast(_gep(b, a, p), vp), align=self.size)
-                bv = b.load(b.bitcast(_gep(b, B, p), vp), align=self.size)
-                seen(av, "a")
-                b.store(b.call(self.fma, [av, bv, b.load(acc)]), acc)
-            _loop(b, _c(0), kv, w, vstep, "gvk")
-            v = b.load(acc)
-            total = b.extract_element(v, ir.Constant(_I32, 0))
-            for lane in range(1, w):
-                total = b.fadd(total, b.extract_element(v, ir.Constant(_I32, lane)))
-            b.store(total, sacc)
+                def sstep(p):
+                    bs = b.load(_gep(b, B, p))
+                    xs = [b.load(_gep(b, a[r], p)) for r in range(count)]
+                    top_a.seen(b, *xs)
+                    for r in range(count):
+                        b.store(b.call(fma1, [xs[r], bs, b.load(saccs[r])]), saccs[r])
+                _loop(b, kv, k, 1, sstep, f"gvt{count}")
+                res = [b.load(saccs[r]) for r in range(count)]
+                for r in range(count):
+                    b.store(res[r], _gep(b, C, b.mul(b.add(i, _c(r)), ldc)))
+                b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, res), _I32)), flag)
+            return body
 
-            def sstep(p):
-                x = b.load(_gep(b, a, p))
-                seen(x, "a")
-                b.store(b.call(fma1, [x, b.load(_gep(b, B, p)), b.load(sacc)]), sacc)
-            _loop(b, kv, k, 1, sstep, "gvt")
-            res = b.load(sacc)
-            b.store(res, _gep(b, C, b.mul(i, ldc)))
-            b.store(b.or_(b.load(flag), b.zext(self._nonfinite(b, [res]), _I32)), flag)
-        _loop(b, _c(0), m, 1, row, "gvr")
-        self._store_top_bits(b, top, bits, w)
+        grouped = b.sub(m, b.srem(m, _c(g)))
+        _loop(b, _c(0), grouped, g, rows(g), "gvr")
+        _loop(b, grouped, m, 1, rows(1), "gvr1")
+        self._store_top_bits(b, bits, top_a.finite_bits(b, lambda: self.exact_top(b, m, k, A, rsa, _c(1))),
+                             top_b.finite_bits(b, lambda: self.exact_top(b, k, _c(1), B, _c(1), _c(1))))
         b.ret(b.load(flag))
         return fn
 
-    def _store_top_bits(self, b, top, bits, w):
-        """The overflow report: the largest bit patterns recorded for A's and B's
-        elements (the scalar and the vector maxima folded), as int64, to ``bits[0]``
-        and ``bits[1]``."""
-        for j, x in enumerate("ab"):
-            best = b.load(top[(x, 1)])
-            vec = b.load(top[(x, w)])
-            for lane in range(w):
-                best = _umax(b, best, b.extract_element(vec, ir.Constant(_I32, lane)))
+    def _store_top_bits(self, b, bits, a_top, b_top):
+        """The overflow report: the largest ``finite_magnitude_bits`` of A's and B's
+        elements, as int64, to ``bits[0]`` and ``bits[1]``."""
+        for j, best in enumerate((a_top, b_top)):
             b.store(best if self.ity.width == 64 else b.zext(best, _I64), _gep(b, bits, j))
 
     def short_k(self):
@@ -653,27 +734,19 @@ class _Builder:
         m, n, k, A, rsa, csa, B, rsb, C, ldc, bits = fn.args
         for p in (A, B, C):
             p.add_attribute("noalias")
-        ivt = ir.VectorType(self.ity, w)
         vp = self.vp
-        top = {(x, n_): b.alloca(ivt if n_ > 1 else self.ity) for x in "ab" for n_ in (1, w)}
+        top_a, top_b = _RunningMax(self, b), _RunningMax(self, b)
         flag = b.alloca(_I32)
         bad_v = b.alloca(ir.VectorType(ir.IntType(1), w))   # lanes of C that were not finite
         b.store(ir.Constant(ir.VectorType(ir.IntType(1), w), [0] * w), bad_v)
-        for (_, n_), ptr in top.items():
-            b.store(ir.Constant(ivt, [0] * w) if n_ > 1 else ir.Constant(self.ity, 0), ptr)
         b.store(ir.Constant(_I32, 0), flag)
         nv = n
         undef = ir.Constant(vt, None)
         splat0 = ir.Constant(ir.VectorType(_I32, w), [0] * w)
 
-        def seen(x, which):
-            n_ = x.type.count if isinstance(x.type, ir.VectorType) else 1
-            ptr = top[(which, n_)]
-            b.store(_umax(b, b.load(ptr), finite_magnitude_bits(b, x)), ptr)
-
         def b_row(p):
             r = _gep(b, B, b.mul(p, rsb))
-            _loop(b, _c(0), nv, w, lambda j: seen(b.load(b.bitcast(_gep(b, r, j), vp), align=self.size), "b"),
+            _loop(b, _c(0), nv, w, lambda j: top_b.seen(b, b.load(b.bitcast(_gep(b, r, j), vp), align=self.size)),
                   "skbv")
         _loop(b, _c(0), k, 1, b_row, "skb")
 
@@ -685,11 +758,8 @@ class _Builder:
             def row(i):
                 a = _gep(b, A, b.mul(i, rsa))
                 c = _gep(b, C, b.mul(i, ldc))
-                xs = []
-                for p_ in range(kk):
-                    x = b.load(_gep(b, a, b.mul(_c(p_), csa)))
-                    seen(x, "a")
-                    xs.append(x)
+                xs = [b.load(_gep(b, a, b.mul(_c(p_), csa))) for p_ in range(kk)]
+                top_a.seen(b, *xs)
                 xv = [b.shuffle_vector(b.insert_element(undef, x, ir.Constant(_I32, 0)), undef, splat0) for x in xs]
 
                 def vcol(j):
@@ -715,7 +785,8 @@ class _Builder:
         b.position_at_end(done)
         anybad = b.icmp_unsigned("!=", b.bitcast(b.load(bad_v), ir.IntType(w)), ir.Constant(ir.IntType(w), 0))
         b.store(b.or_(b.load(flag), b.zext(anybad, _I32)), flag)
-        self._store_top_bits(b, top, bits, w)
+        self._store_top_bits(b, bits, top_a.finite_bits(b, lambda: self.exact_top(b, m, k, A, rsa, csa)),
+                             top_b.finite_bits(b, lambda: self.exact_top(b, k, n, B, rsb, _c(1))))
         b.ret(b.load(flag))
         return fn
 
@@ -797,13 +868,13 @@ class _Builder:
             def pc_loop(pc):
                 kc = _min(b, kcb, b.sub(k, pc))
                 bits = b.call(pack_b, [nc, kc, _gep(b, B, b.add(b.mul(pc, rsb), b.mul(jc, csb))), csb, rsb, Bp])
-                b.store(_umax(b, b.load(bmax), bits), bmax)
+                b.store(_bits_max(b, b.load(bmax), bits), bmax)
                 acc = b.zext(b.icmp_signed(">", pc, _c(0)), _I64)
 
                 def ic_loop(ic):
                     mc = _min(b, mcb, b.sub(m, ic))
                     bits = b.call(pack_a, [mc, kc, _gep(b, A, b.add(b.mul(ic, rsa), b.mul(pc, csa))), rsa, csa, Ap])
-                    b.store(_umax(b, b.load(amax), bits), amax)
+                    b.store(_bits_max(b, b.load(amax), bits), amax)
 
                     def jr_loop(jr):
                         cols = _min(b, _c(nr), b.sub(nc, jr))

@@ -113,3 +113,40 @@ def test_forced_targets(cpu):
     r = subprocess.run([sys.executable, "-c", _SUBPROCESS], env=dict(os.environ, EMBER_CPU=cpu),
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0 and "ok" in r.stdout, r.stderr[-3000:]
+
+
+@settings(max_examples=30, deadline=None)
+@given(m=st.integers(1, 23), k=st.integers(1, 40), dtype=st.sampled_from(["float32", "float64"]),
+       seed=st.integers(0, 999))
+def test_one_column_rows_have_the_bits_they_have_alone(m, k, dtype, seed):
+    # the gemv walks rows in groups: a row's sum must not depend on its group
+    rng = np.random.default_rng(seed)
+    a, w = _operands(rng, m, k, dtype, [1e-3, 1.0, 1e4])
+    out = pg.matmul_into(a, w, np.empty((m, 1), dtype))
+    alone = np.concatenate([pg.matmul_into(a[i:i + 1], w, np.empty((1, 1), dtype)) for i in range(m)])
+    np.testing.assert_array_equal(out, alone)
+
+
+def test_an_infinite_operand_still_reports_the_largest_finite_exponent():
+    # the running max is a float max; an infinity sends it to the exact rescan
+    for dtype in ("float32", "float64"):
+        a = np.full((9, 70), 3.0, dtype)
+        a[4, 5], a[2, 66] = np.inf, -40.0
+        w = np.full((70, 1), 0.5, dtype)
+        w[3, 0] = -np.inf
+        rep = pg.matmul_report(a, w, np.empty((9, 1), dtype))
+        assert (rep.nonfinite, rep.a_exponent, rep.b_exponent) == (True, 6, 0)
+        wide = np.concatenate([w, w], 1)
+        assert pg.matmul_report(a, wide, np.empty((9, 2), dtype)) == rep
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("k", [2, 3, 64])
+def test_a_nan_beside_the_largest_element_leaves_its_exponent(dtype, k):
+    # a NaN must not replace the value it is compared with in the running max
+    a = np.full((5, k), 0.25, dtype)
+    a[:, 0], a[:, 1] = 5.0, np.nan
+    for n in (1, 4, 8):      # gemv, short_k (k <= SHORT_K) or packed
+        w = np.ones((k, n), dtype)
+        rep = pg.matmul_report(a, w, np.empty((5, n), dtype))
+        assert (rep.nonfinite, rep.a_exponent, rep.b_exponent) == (True, 3, 1), (n, rep)
