@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember
+import ember.numpy as enp
 from ember import lax
 from ember.backends.kernels import GemmKernel, RowKernel, schedule
 from ember.backends.llvm import KernelLauncher, blas
@@ -478,6 +479,49 @@ def test_row_intermediates_stored_in_the_result_only_when_safe(kind, aliased):
         assert not row.aliases
     else:
         assert len(row.aliases) == 1    # b is; e (read by the member writing b) is not
+
+
+@pytest.mark.parametrize("kind,scratch", [("plain", 0), ("reversed", 1), ("needed later", 0),
+                                          ("two intermediates", 0)])
+def test_row_intermediates_only_members_read_are_one_row_of_scratch(kind, scratch):
+    # e is scratch where it is neither aliased into the result nor read after the rows
+    x = np.random.default_rng(23).standard_normal((2048, 70)).astype(np.float32)   # rows on both threads
+    f = _softmax_like(kind)
+    got, ref, g = run_both(f, x)
+    close(got, ref, rtol=1e-5, atol=1e-6)
+    (row,) = [s for s in schedule(g, cpu_target()).steps if isinstance(s, RowKernel)]
+    assert list(row.scratch.values()) == [70] * scratch
+    assert not set(row.scratch) & set(row.outputs)
+
+
+def test_row_scratch_keeps_to_its_byte_budget_and_to_the_targets_that_have_it():
+    import dataclasses
+    x = np.random.default_rng(24).standard_normal((8, 5000)).astype(np.float64)   # 40 kB rows
+    f = _softmax_like("reversed")
+    got, ref, g = run_both(f, x)
+    close(got, ref, rtol=1e-12, atol=1e-12)
+
+    def scratch(target):
+        (row,) = [s for s in schedule(g, target).steps if isinstance(s, RowKernel)]
+        return row.scratch
+    assert scratch(cpu_target()) == {min(scratch(cpu_target())): 5000}
+    assert not scratch(dataclasses.replace(cpu_target(), row_scratch_bytes=32_000))
+    assert not scratch(dataclasses.replace(cpu_target(), row_scratch_bytes=0))
+
+
+def test_forward_laplacian_rows_keep_activations_in_scratch():
+    # the tanh values and their derivative of each layer are read only inside their row
+    rng = np.random.default_rng(25)
+    w1, w2 = rng.standard_normal((3, 16)), rng.standard_normal((16, 1))
+
+    def u(z):
+        return (enp.tanh(z @ w1) @ w2)[0]
+    pts = rng.standard_normal((50, 3))
+    f = ember.jit(ember.vmap(ember.laplacian(u)))
+    got = np.asarray(f(pts))
+    ref = np.asarray(ember.vmap(lambda z: enp.trace(ember.hessian(u)(z)))(pts))
+    np.testing.assert_allclose(got, ref, rtol=1e-11, atol=1e-11)
+    assert "one row of scratch" in f.lower(pts).as_text("kernels")
 
 
 # --- the native worker pool --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Passes over a program's steps that merge kernels: elementwise epilogues into
 the gemm they read, kernels over the same rows into one `RowKernel`, and a row
-group's intermediates stored in the output that reads them last.
+group's intermediates stored in the output that reads them last or kept one row
+at a time in the loop's own memory.
 
 Example:
     >>> _fuse_rows([])
@@ -8,6 +9,7 @@ Example:
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, split_row
@@ -149,6 +151,86 @@ def _alias_row_intermediates(steps, outputs, buffers):
                     aliases[x] = target
         for b in s.inputs:
             read_later.add(b)
+
+
+def _row_scratch(steps, outputs, buffers, limit):
+    """Keep a row group's intermediate that nothing after the group reads (and that
+    is not aliased) one row at a time in memory of the loop's own
+    (`RowKernel.scratch`, at most `limit` bytes a group): its members address it
+    within the row, so its writes never leave the cache and the arena does not
+    hold it.  A forward Laplacian's tanh values and derivatives are such rows."""
+    read_later = set(outputs)
+    for s in reversed(steps):
+        if isinstance(s, RowKernel):
+            r = len(s.outer)
+            row = linearize(tuple(E("v", i) for i in range(r)), s.outer)
+            taken = set(s.aliases) | set(s.aliases.values())
+            budget, chosen = limit, {}
+            for m in s.members:
+                x = m.out
+                if not isinstance(m, MapKernel) or m.store is not None or x in read_later or x in taken:
+                    continue
+                inner = math.prod(m.shape[r:])
+                size = inner * buffers[x].dtype.itemsize
+                if inner and size <= budget and _rows_of(s.members, x, inner, row) is not None:
+                    chosen[x] = inner
+                    budget -= size
+            if chosen:
+                s.members = [_within_rows(m, chosen, row, r) for m in s.members]
+                s.scratch.update(chosen)
+        for b in s.inputs:
+            read_later.add(b)
+
+
+def _space(m):
+    return m.shape if isinstance(m, MapKernel) else m.space
+
+
+def _rows_of(members, x, inner, row):
+    """{load index: its index within the row} of every load of `x` by `members`,
+    or None when one is not `row * inner + r` with 0 <= r < inner."""
+    found = {}
+    for m in members:
+        ranges = dict(enumerate(_space(m)))
+        for b, idx in _loads(m.body):
+            if b != x:
+                continue
+            split = split_row(idx, inner, ranges)
+            if split is None or split[0] is not row:
+                return None
+            found[idx] = split[1]
+    return found
+
+
+def _within_rows(m, chosen, row, r):
+    """Member `m` with its loads of the `chosen` buffers, and its store if it writes
+    one, addressed within the row."""
+    ranges = dict(enumerate(_space(m)))
+    memo: dict = {}
+    stack = [m.body]
+    while stack:   # post-order rebuild, iterative: bodies can be deep
+        e = stack[-1]
+        if e in memo:
+            stack.pop()
+            continue
+        todo = [c for c in e if type(c) is E and c not in memo]
+        if todo and e[0] != "load":
+            stack.extend(todo)
+            continue
+        if e[0] == "load" and e[1] in chosen:
+            memo[e] = E(e[0], e[1], split_row(e[2], chosen[e[1]], ranges)[1], *e[3:])
+            stack.pop()
+            continue
+        if todo:    # a load's own index may hold loads (a gather)
+            stack.extend(todo)
+            continue
+        stack.pop()
+        memo[e] = E(*[memo[c] if type(c) is E else c for c in e])
+    changes = {"body": memo[m.body]}
+    if m.out in chosen:
+        n = len(m.shape)
+        changes["store"] = linearize(tuple(E("v", i) for i in range(r, n)), m.shape[r:])
+    return dataclasses.replace(m, **changes)
 
 
 def _fuse_rows(steps, buffers=None):

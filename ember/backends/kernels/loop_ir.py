@@ -422,11 +422,15 @@ class RowKernel:
     # read, stored in the output of the last member reading it, which reads it
     # at the element it writes (softmax's exp values live in its result)
     aliases: dict = field(default_factory=dict)
+    # buffer -> elements per row: an intermediate that only members read, kept one
+    # row at a time in memory of the loop's own (per thread) and addressed within
+    # the row (fusion._row_scratch); it has no buffer memory
+    scratch: dict = field(default_factory=dict)
 
     @property
     def outputs(self) -> list:
-        """The members' outputs that have memory of their own (not aliased)."""
-        return [m.out for m in self.members if m.out not in self.aliases]
+        """The members' outputs that have memory of their own (not aliased, not scratch)."""
+        return [m.out for m in self.members if m.out not in self.aliases and m.out not in self.scratch]
 
     @property
     def inputs(self) -> list:

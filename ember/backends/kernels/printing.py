@@ -101,7 +101,8 @@ def format_program(prog: Program) -> str:
         elif isinstance(s, RowKernel):
             lines.append(f"row loop {s.name} over {list(s.outer)}: each row runs "
                          + ", ".join(m.name for m in s.members)
-                         + "".join(f"; b{x} is stored in b{t}" for x, t in sorted(s.aliases.items())))
+                         + "".join(f"; b{x} is stored in b{t}" for x, t in sorted(s.aliases.items()))
+                         + "".join(f"; b{x} is one row of scratch" for x in sorted(s.scratch)))
             lines.extend(_format_kernel(m, f"  (in {s.name})") for m in s.members)
         elif isinstance(s, ConvKernel):
             lines.append(_format_kernel(s.cols, f"  (patches of {s.name})"))

@@ -53,7 +53,7 @@ from .merge_products import merge_shared_operand_products
 from .overlap import overlap_collectives, split_collective, splits
 from .widen import widen_half_products
 from .expressions import _ELEMENTWISE_KINDS, EXPR_RULES, _ExprBuilder
-from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows
+from .fusion import _alias_row_intermediates, _fuse_epilogues, _fuse_rows, _row_scratch
 from .kernel_steps import SCATTERS, _conv_steps, _reduce_steps, _scatter_steps
 from .loop_ir import E, Buffer, const, GemmKernel, LibraryStep, MapKernel, Program, expr_inputs, iadd, linearize, reset_interning
 from .policy import (_concat_operands_to_store, _conv_ok, _dot_fuses, _gemm_blocks, _gemm_plan, _layout_of,
@@ -352,6 +352,8 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         steps = _fuse_rows(steps, buffers)
         if target.row_aliasing:
             _alias_row_intermediates(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers)
+        if target.row_scratch_bytes:
+            _row_scratch(steps, {buf_of[a] for a in g.outputs if type(a) is Var}, buffers, target.row_scratch_bytes)
     # after fusion, which decides the kernels: the overlapped program runs the same ones
     steps = overlap_collectives(steps)
     outputs = []

@@ -70,7 +70,9 @@ class Target:
       row_kernels: kernels over the same leading rows may run as one
           `RowKernel`, a row at a time (the row stays in cache);
           `row_aliasing`: a row group's intermediate may live in the output of
-          the member that reads it last.
+          the member that reads it last; `row_scratch_bytes`: one that nothing
+          outside the group reads may live in per-thread memory of the loop,
+          one row of it at a time, up to this many bytes a group (0: never).
       conv_strategy: "im2col_per_image" (patch matrix and gemm per image, one
           image per task) or None (convolutions are library steps).
       scatter: "serial" (updates combine one at a time, in order) or "atomic"
@@ -111,6 +113,7 @@ class Target:
     scatter: str
     unrolled_reduce_max: int = 0
     async_collectives: bool = False
+    row_scratch_bytes: int = 0
 
     def __post_init__(self):
         checks = (

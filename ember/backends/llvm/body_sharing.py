@@ -67,7 +67,7 @@ def base_offsets(step) -> dict:
     """
     if isinstance(step, RowKernel):
         members = step.members
-        fixed = set(step.aliases) | set(step.aliases.values())
+        fixed = set(step.aliases) | set(step.aliases.values()) | set(step.scratch)
     elif isinstance(step, (MapKernel, ReduceKernel)):
         members, fixed = [step], set()
     else:

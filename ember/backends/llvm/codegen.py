@@ -34,7 +34,7 @@ from ..kernels.affine import affine_terms
 from ..kernels.loop_ir import E, ConvKernel, GemmKernel, MapKernel, ReduceKernel, RowKernel, ScatterKernel, linearize
 from ...fx.prims.reduce import reduction_identity
 from ..kernels.walk import unique_nodes
-from .ops import I1, I64, _is_float, compute_type, minmax
+from .ops import I1, I64, _is_float, compute_type, minmax, storage_type
 from .body_sharing import SharedBodies, argument_order, base_offsets
 from .products import ProductEmitter
 from .values import ValueEmitter, _key_type
@@ -258,6 +258,11 @@ class KernelEmitter(ValueEmitter, ProductEmitter):
         r = len(rk.outer)
         for x, target in rk.aliases.items():
             self.ptrs[x] = self.ptrs[target]
+        for x, inner in rk.scratch.items():
+            # one row, on the stack of the thread running this range of rows
+            slot = self.b.alloca(ir.ArrayType(storage_type(self.buffers[x].dtype), inner), name=f"b{x}.row")
+            slot.align = 64
+            self.ptrs[x] = self.b.gep(slot, [ir.Constant(I64, 0), ir.Constant(I64, 0)], inbounds=True)
 
         def row():
             for m in rk.members:

@@ -62,6 +62,10 @@ def cpu_target(threads: int | None = None) -> Target:
         register_accumulator=True,
         row_kernels=True,
         row_aliasing=True,
+        # on the stack of the thread running the rows: a forward Laplacian's tanh
+        # values and their derivatives, read only by the next members of their row,
+        # were written out whole and never read again (1.5 MB of 7 per call)
+        row_scratch_bytes=1 << 16,
         conv_strategy="im2col_per_image",
         scatter="serial",
         # a sum over a few elements (a forward Laplacian's Jacobian columns) is cheaper
