@@ -380,16 +380,26 @@ class _Builder:
 
     # -- the micro-kernel ------------------------------------------------------------------
 
-    def tile(self, nv: int):
+    def strips_for(self, nv: int) -> int:
+        """A strips of packed A the ``nv``-vector kernel walks together: two when one
+        strip would give it fewer than 8 accumulators (AVX2's one-vector kernel for
+        the last strip of N has 4, a chain of dependent multiply-adds each: half
+        the FMA throughput; two strips of rows are 8 independent chains, and each
+        element is still summed in k order, so the bits do not change)."""
+        return 2 if self.cfg.mr * nv < 8 else 1
+
+    def tile(self, nv: int, strips: int = 1):
         """The micro-kernel for an ``mr x (nv * lanes)`` tile (strips of packed B
         are ``nr`` wide: narrower kernels serve the last strip of N, so that an
-        N of 1024 wastes no arithmetic on the padding of a 48-wide strip)."""
+        N of 1024 wastes no arithmetic on the padding of a 48-wide strip), or for
+        ``strips`` consecutive strips of packed A at once (``strips * mr`` rows)."""
         cfg, t, vt = self.cfg, self.t, self.vt
-        mr, w, nr = cfg.mr, cfg.lanes, cfg.nr
+        w, nr = cfg.lanes, cfg.nr
+        mr = cfg.mr * strips
         # returns 1 when a value it stores in C is not finite (a non-finite partial
         # sum stays non-finite through the later K slices, so the flags of all the
         # stores OR to "some element of the final C is not finite")
-        fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile{nv}",
+        fn, b = self._function(f"ember_gemm_{cfg.suffix}_tile{nv}" + (f"x{strips}" if strips > 1 else ""),
                                ["i:kc", "p:ap", "p:bp", "p:c", "i:ldc", "i:rows", "i:cols", "i:acc"], _I32)
         # a call per tile costs nothing measurable; three inlined copies in the
         # driver cost a quarter of the module's compile time
@@ -403,10 +413,12 @@ class _Builder:
         def kstep(cur, k):
             bk = _gep(b, bp, b.mul(k, _c(nr)))
             bv = [b.load(b.bitcast(_gep(b, bk, v * w), self.vp), align=self.size) for v in range(nv)]
-            ak = _gep(b, ap, b.mul(k, _c(mr)))
+            # strip q of A starts q * cfg.mr * kc elements after the first
+            aks = [_gep(b, ap, b.add(b.mul(k, _c(cfg.mr)), b.mul(kc, _c(q * cfg.mr)) if q else _c(0)))
+                   for q in range(strips)]
             out = []
             for r in range(mr):
-                s = b.load(_gep(b, ak, r))
+                s = b.load(_gep(b, aks[r // cfg.mr], r % cfg.mr))
                 sv = b.shuffle_vector(b.insert_element(undef, s, ir.Constant(_I32, 0)), undef, splat0)
                 out.append([b.call(self.fma, [sv, bv[v], cur[r][v]]) for v in range(nv)])
             return out
@@ -881,12 +893,20 @@ class _Builder:
                         bstrip = _gep(b, Bp, b.mul(jr, kc))
 
                         def strip(kernel):
-                            def ir_loop(i):
-                                rows = _min(b, _c(mr), b.sub(mc, i))
-                                cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
-                                bad = b.call(kernel, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows, cols, acc])
-                                b.store(b.or_(b.load(flag), bad), flag)
-                            _loop(b, _c(0), mc, mr, ir_loop, "ir")
+                            def ir_loop(kernel, rows_per):
+                                def call(i):
+                                    rows = _min(b, _c(rows_per), b.sub(mc, i))
+                                    cp = _gep(b, C, b.add(b.mul(b.add(ic, i), ldc), b.add(jc, jr)))
+                                    bad = b.call(kernel, [kc, _gep(b, Ap, b.mul(i, kc)), bstrip, cp, ldc, rows,
+                                                          cols, acc])
+                                    b.store(b.or_(b.load(flag), bad), flag)
+                                return call
+                            if isinstance(kernel, tuple):   # (kernel of 2 A strips, of 1): whole pairs first
+                                pairs = b.mul(b.sdiv(mc, _c(2 * mr)), _c(2 * mr))
+                                _loop(b, _c(0), pairs, 2 * mr, ir_loop(kernel[0], 2 * mr), "ir2")
+                                _loop(b, pairs, mc, mr, ir_loop(kernel[1], mr), "ir")
+                            else:
+                                _loop(b, _c(0), mc, mr, ir_loop(kernel, mr), "ir")
 
                         # the narrowest kernel that covers the strip's columns
                         vectors = b.sdiv(b.add(cols, _c(cfg.lanes - 1)), _c(cfg.lanes))
@@ -925,8 +945,9 @@ def build_ir(configs) -> str:
     free = ir.Function(module, ir.FunctionType(ir.VoidType(), [_I8P]), name="ember_free")
     for cfg in configs:
         bld = _Builder(module, cfg)
-        bld.gemm([bld.tile(v) for v in range(1, cfg.nv + 1)], bld.pack_a(), bld.pack_b(), malloc, free,
-                 bld.gemv(), bld.short_k())
+        tiles = [(bld.tile(v, 2), bld.tile(v)) if bld.strips_for(v) == 2 else bld.tile(v)
+                 for v in range(1, cfg.nv + 1)]
+        bld.gemm(tiles, bld.pack_a(), bld.pack_b(), malloc, free, bld.gemv(), bld.short_k())
     return str(module)
 
 

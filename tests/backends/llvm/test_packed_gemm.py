@@ -268,3 +268,20 @@ def test_the_avx512_kernels_compile_for_znver4():
     asm = tm.emit_assembly(mod)
     assert "zmm" in asm and "ember_gemm_f32:" in asm and "ember_gemm_f64:" in asm
     assert tm.emit_object(mod)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f32", "f64"])
+@pytest.mark.parametrize("config", ["host", "avx2", "sse", "tiny-blocks"])
+def test_a_rows_bits_do_not_depend_on_how_many_rows_are_multiplied(dtype, config):
+    # narrow N-edge kernels walk two strips of A together where one has few
+    # accumulators; each element is still summed in k order alone
+    cfg = _configs(dtype)[config]
+    rng = np.random.default_rng(12)
+    for n in sorted(_edge_widths(cfg)):
+        for k in (5, 64, 600):
+            a = rng.standard_normal((5 * cfg.mr + 3, k)).astype(dtype)
+            b = rng.standard_normal((k, n)).astype(dtype)
+            full = packed_gemm.matmul_into(a, b, np.empty((a.shape[0], n), dtype), cfg)
+            for lo, hi in ((0, cfg.mr), (cfg.mr, 2 * cfg.mr + 1), (3, a.shape[0])):
+                part = packed_gemm.matmul_into(a[lo:hi], b, np.empty((hi - lo, n), dtype), cfg)
+                np.testing.assert_array_equal(part, full[lo:hi], err_msg=f"n={n} k={k} rows {lo}:{hi}")
