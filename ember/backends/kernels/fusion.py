@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, split_row
+from .loop_ir import E, GemmKernel, MapKernel, ReduceKernel, RowKernel, linearize, loop_space, split_row
 from .policy import _gemm_blocks
 from .runner import expression_cost, work
 
@@ -123,34 +123,40 @@ def _joins(step, outer, produced, buffers=None):
     return True
 
 
+def _row_groups_backwards(steps, outputs):
+    """(row group, buffers read by a later step or returned) for each `RowKernel`,
+    last first: what the row passes below may not take over."""
+    read_later = set(outputs)
+    for s in reversed(steps):
+        if isinstance(s, RowKernel):
+            yield s, read_later
+        read_later.update(s.inputs)
+
+
 def _alias_row_intermediates(steps, outputs, buffers):
     """Store a row group's intermediate in the output of the member that reads it
     last, when nothing else needs it, that member reads it only at the element it
     writes (so each element is read before it is overwritten) and no member in
     between writes there."""
-    read_later = set(outputs)
-    for s in reversed(steps):
-        if isinstance(s, RowKernel):
-            members, aliases = s.members, s.aliases
-            for j in range(len(members) - 1, -1, -1):
-                a = members[j]
-                x = a.out
-                if x in read_later or not isinstance(a, MapKernel) or a.store is not None:
-                    continue
-                readers = [k for k in range(j + 1, len(members)) if any(b == x for b, _ in _loads(members[k].body))]
-                if not readers:
-                    continue
-                last = members[readers[-1]]
-                target = aliases.get(last.out, last.out)
-                if (not isinstance(last, MapKernel) or last.store is not None or tuple(last.shape) != tuple(a.shape)
-                        or buffers[target].dtype != buffers[x].dtype
-                        or any(aliases.get(members[k].out, members[k].out) == target for k in range(j + 1, readers[-1]))):
-                    continue
-                here = linearize(tuple(E("v", i) for i in range(len(last.shape))), last.shape)
-                if all(idx is here for b, idx in _loads(last.body) if b == x):
-                    aliases[x] = target
-        for b in s.inputs:
-            read_later.add(b)
+    for s, read_later in _row_groups_backwards(steps, outputs):
+        members, aliases = s.members, s.aliases
+        for j in range(len(members) - 1, -1, -1):
+            a = members[j]
+            x = a.out
+            if x in read_later or not isinstance(a, MapKernel) or a.store is not None:
+                continue
+            readers = [k for k in range(j + 1, len(members)) if any(b == x for b, _ in _loads(members[k].body))]
+            if not readers:
+                continue
+            last = members[readers[-1]]
+            target = aliases.get(last.out, last.out)
+            if (not isinstance(last, MapKernel) or last.store is not None or tuple(last.shape) != tuple(a.shape)
+                    or buffers[target].dtype != buffers[x].dtype
+                    or any(aliases.get(members[k].out, members[k].out) == target for k in range(j + 1, readers[-1]))):
+                continue
+            here = linearize(tuple(E("v", i) for i in range(len(last.shape))), last.shape)
+            if all(idx is here for b, idx in _loads(last.body) if b == x):
+                aliases[x] = target
 
 
 def _row_scratch(steps, outputs, buffers, limit):
@@ -159,77 +165,58 @@ def _row_scratch(steps, outputs, buffers, limit):
     (`RowKernel.scratch`, at most `limit` bytes a group): its members address it
     within the row, so its writes never leave the cache and the arena does not
     hold it.  A forward Laplacian's tanh values and derivatives are such rows."""
-    read_later = set(outputs)
-    for s in reversed(steps):
-        if isinstance(s, RowKernel):
-            r = len(s.outer)
-            row = linearize(tuple(E("v", i) for i in range(r)), s.outer)
-            taken = set(s.aliases) | set(s.aliases.values())
-            budget, chosen = limit, {}
-            for m in s.members:
-                x = m.out
-                if not isinstance(m, MapKernel) or m.store is not None or x in read_later or x in taken:
-                    continue
-                inner = math.prod(m.shape[r:])
-                size = inner * buffers[x].dtype.itemsize
-                if inner and size <= budget and _rows_of(s.members, x, inner, row) is not None:
-                    chosen[x] = inner
-                    budget -= size
-            if chosen:
-                s.members = [_within_rows(m, chosen, row, r) for m in s.members]
-                s.scratch.update(chosen)
-        for b in s.inputs:
-            read_later.add(b)
-
-
-def _space(m):
-    return m.shape if isinstance(m, MapKernel) else m.space
-
-
-def _rows_of(members, x, inner, row):
-    """{load index: its index within the row} of every load of `x` by `members`,
-    or None when one is not `row * inner + r` with 0 <= r < inner."""
-    found = {}
-    for m in members:
-        ranges = dict(enumerate(_space(m)))
-        for b, idx in _loads(m.body):
-            if b != x:
+    for s, read_later in _row_groups_backwards(steps, outputs):
+        r = len(s.outer)
+        row = linearize(tuple(E("v", i) for i in range(r)), s.outer)
+        taken = set(s.aliases) | set(s.aliases.values())
+        budget, chosen = limit, {}
+        for m in s.members:
+            x = m.out
+            if not isinstance(m, MapKernel) or m.store is not None or x in read_later or x in taken:
                 continue
-            split = split_row(idx, inner, ranges)
-            if split is None or split[0] is not row:
-                return None
-            found[idx] = split[1]
-    return found
+            inner = math.prod(m.shape[r:])
+            size = inner * buffers[x].dtype.itemsize
+            if inner and size <= budget and _read_within_rows(s.members, x, inner, row):
+                chosen[x] = inner
+                budget -= size
+        if chosen:
+            s.members = [_within_rows(m, chosen, r) for m in s.members]
+            s.scratch.update(chosen)
 
 
-def _within_rows(m, chosen, row, r):
-    """Member `m` with its loads of the `chosen` buffers, and its store if it writes
-    one, addressed within the row."""
-    ranges = dict(enumerate(_space(m)))
+def _read_within_rows(members, x, inner, row):
+    """Does every load of `x` by `members` read `row * inner + r`, 0 <= r < inner?"""
+    for m in members:
+        ranges = dict(enumerate(loop_space(m)))
+        for b, idx in _loads(m.body):
+            if b == x:
+                split = split_row(idx, inner, ranges)
+                if split is None or split[0] is not row:
+                    return False
+    return True
+
+
+def _within_rows(m, chosen, r):
+    """Member `m` with its loads of the `chosen` buffers (buffer -> elements per
+    row), and its store if it writes one, addressed within the row."""
+    ranges = dict(enumerate(loop_space(m)))
     memo: dict = {}
     stack = [m.body]
     while stack:   # post-order rebuild, iterative: bodies can be deep
         e = stack[-1]
         if e in memo:
             stack.pop()
-            continue
-        todo = [c for c in e if type(c) is E and c not in memo]
-        if todo and e[0] != "load":
-            stack.extend(todo)
-            continue
-        if e[0] == "load" and e[1] in chosen:
-            memo[e] = E(e[0], e[1], split_row(e[2], chosen[e[1]], ranges)[1], *e[3:])
-            stack.pop()
-            continue
-        if todo:    # a load's own index may hold loads (a gather)
-            stack.extend(todo)
-            continue
-        stack.pop()
-        memo[e] = E(*[memo[c] if type(c) is E else c for c in e])
+        elif e[0] == "load" and e[1] in chosen:
+            memo[stack.pop()] = E(e[0], e[1], split_row(e[2], chosen[e[1]], ranges)[1], *e[3:])
+        else:
+            todo = [c for c in e if type(c) is E and c not in memo]
+            if todo:
+                stack.extend(todo)
+            else:
+                memo[stack.pop()] = E(*[memo[c] if type(c) is E else c for c in e])
     changes = {"body": memo[m.body]}
     if m.out in chosen:
-        n = len(m.shape)
-        changes["store"] = linearize(tuple(E("v", i) for i in range(r, n)), m.shape[r:])
+        changes["store"] = linearize(tuple(E("v", i) for i in range(r, len(m.shape))), m.shape[r:])
     return dataclasses.replace(m, **changes)
 
 

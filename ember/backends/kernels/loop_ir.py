@@ -408,6 +408,16 @@ class ReduceKernel:
         return lowp or (self.registers and (suffix or not self.kept))
 
 
+
+def loop_space(kernel) -> tuple:
+    """The loop nest a map kernel (its shape) or a reduction (its space) runs over.
+
+    Example:
+        >>> loop_space(MapKernel("k", 0, (4, 5), None, []))
+        (4, 5)
+    """
+    return kernel.shape if isinstance(kernel, MapKernel) else kernel.space
+
 @dataclass
 class RowKernel:
     """Several kernels run row by row in one loop over their shared leading

@@ -27,7 +27,7 @@ from ...fx.prims.reduce import reduction_identity
 from ...fx.drivers import driver
 from .kinds import is_expensive
 from .loop_ir import (CollectiveProgress, CollectiveStart, CollectiveWait, ConvKernel, GemmKernel, LibraryStep,
-                      MapKernel, ReduceKernel, RowKernel, ScatterKernel)
+                      MapKernel, ReduceKernel, RowKernel, ScatterKernel, loop_space)
 from .walk import unique_nodes
 
 KERNELS = (MapKernel, ReduceKernel, GemmKernel, RowKernel, ScatterKernel, ConvKernel)
@@ -56,8 +56,7 @@ def work(kernel) -> int:
         >>> work(MapKernel("k", 0, (4, 5), None, []))
         20
     """
-    space = kernel.shape if isinstance(kernel, MapKernel) else kernel.space
-    return int(math.prod(space))
+    return int(math.prod(loop_space(kernel)))
 
 
 def expression_cost(body) -> int:
@@ -110,7 +109,7 @@ def parallel_range(step) -> tuple[int, int]:
         return total, total_work // max(total, 1)
     elif 0 not in step.kept:
         return 1, total_work
-    total = (step.shape if isinstance(step, MapKernel) else step.space)[0]
+    total = loop_space(step)[0]
     return total, total_work // max(total, 1)
 
 

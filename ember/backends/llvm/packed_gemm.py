@@ -326,18 +326,17 @@ class _Builder:
         """i1: is any lane of any of ``values`` (all scalars or all vectors) inf or NaN?"""
         t = values[0].type
         vec = isinstance(t, ir.VectorType)
-        name = f"llvm.fabs.v{t.count}{self.cfg.suffix}" if vec else f"llvm.fabs.{self.cfg.suffix}"
-        fabs = self._intrinsic(name, t, [t])
         inf = ir.Constant(t, [float("inf")] * t.count if vec else float("inf"))
         bad = None
         for v in values:
-            x = b.fcmp_unordered("uge", b.call(fabs, [v]), inf)
+            x = b.fcmp_unordered("uge", self.fabs(b, v), inf)
             bad = x if bad is None else b.or_(bad, x)
         if vec:
             bad = b.icmp_unsigned("!=", b.bitcast(bad, ir.IntType(t.count)), ir.Constant(ir.IntType(t.count), 0))
         return bad
 
     def fabs(self, b, x) -> ir.Value:
+        """``|x|`` of a scalar or vector of the dtype (``llvm.fabs``)."""
         t = x.type
         name = f"llvm.fabs.v{t.count}{self.cfg.suffix}" if isinstance(t, ir.VectorType) else f"llvm.fabs.{self.cfg.suffix}"
         return b.call(self._intrinsic(name, t, [t]), [x])
@@ -762,7 +761,6 @@ class _Builder:
                   "skbv")
         _loop(b, _c(0), k, 1, b_row, "skb")
 
-        fabs_v = self._intrinsic(f"llvm.fabs.v{w}{cfg.suffix}", vt, [vt])
         inf_v = ir.Constant(vt, [float("inf")] * w)
 
         def rows_of(kk):
@@ -780,7 +778,7 @@ class _Builder:
                         bv = b.load(b.bitcast(_gep(b, B, b.add(b.mul(_c(p_), rsb), j)), vp), align=self.size)
                         v = b.call(self.fma, [xv[p_], bv, v])
                     b.store(v, b.bitcast(_gep(b, c, j), vp), align=self.size)
-                    b.store(b.or_(b.load(bad_v), b.fcmp_unordered("uge", b.call(fabs_v, [v]), inf_v)), bad_v)
+                    b.store(b.or_(b.load(bad_v), b.fcmp_unordered("uge", self.fabs(b, v), inf_v)), bad_v)
 
                 _loop(b, _c(0), nv, w, vcol, f"skv{kk}")
             return row
