@@ -23,7 +23,7 @@ __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu",
 
 
 def relu(x, inplace: bool = False):
-    """max(x, 0).
+    """max(x, 0); its derivative at 0 is 0, as in PyTorch.
 
     Example:
         >>> import ember.numpy as enp
@@ -31,7 +31,9 @@ def relu(x, inplace: bool = False):
         [0.0, 1.0]
     """
     x = arr(x)
-    return enp().maximum(x, 0)
+    # `where` rather than `maximum`: maximum splits the gradient at the tie x == 0
+    # (0.5), PyTorch gives 0; x <= 0 is False for NaN, which passes through.
+    return enp().where(x <= 0, 0, x)
 
 
 def relu6(x, inplace: bool = False):
@@ -46,7 +48,8 @@ def relu6(x, inplace: bool = False):
 
 
 def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
-    """x if x >= 0 else negative_slope * x.
+    """x if x > 0 else negative_slope * x (the derivative at 0 is negative_slope, as
+    in PyTorch).
 
     Example:
         >>> import ember.numpy as enp
@@ -54,11 +57,19 @@ def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
         [-0.10000000149011612, 1.0]
     """
     x = float_arr(x)
-    return enp().where(x >= 0, x, x * negative_slope)
+    return enp().where(x > 0, x, x * negative_slope)
+
+
+def _nonpositive(x):
+    # min(x, 0) whose gradient at 0 is 1 (minimum would split the tie), so the
+    # exponential branch keeps the point 0, as PyTorch's backward does; positive x are
+    # replaced so exp cannot overflow in the branch `where` discards.
+    return enp().where(x > 0, 0.0, x)
 
 
 def elu(x, alpha: float = 1.0, inplace: bool = False):
-    """x if x > 0 else alpha * (exp(x) - 1).
+    """x if x > 0 else alpha * (exp(x) - 1); the derivative at 0 is alpha (PyTorch's
+    value: the negative branch owns 0).
 
     Example:
         >>> import ember.numpy as enp
@@ -67,7 +78,7 @@ def elu(x, alpha: float = 1.0, inplace: bool = False):
     """
     x = float_arr(x)
     e = enp()
-    return e.where(x > 0, x, alpha * e.expm1(e.minimum(x, 0)))
+    return e.where(x > 0, x, alpha * e.expm1(_nonpositive(x)))
 
 
 def selu(x, inplace: bool = False):
@@ -83,7 +94,7 @@ def selu(x, inplace: bool = False):
 
 
 def celu(x, alpha: float = 1.0, inplace: bool = False):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)); the derivative at 0 is 1.
 
     Example:
         >>> import ember.numpy as enp
@@ -92,7 +103,7 @@ def celu(x, alpha: float = 1.0, inplace: bool = False):
     """
     x = float_arr(x)
     e = enp()
-    return e.where(x > 0, x, alpha * e.expm1(e.minimum(x, 0) / alpha))
+    return e.where(x > 0, x, alpha * e.expm1(_nonpositive(x) / alpha))
 
 
 def gelu(x, approximate: str = "none"):
@@ -216,16 +227,21 @@ def hardswish(x, inplace: bool = False):
 
 
 def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """x clamped to [min_val, max_val].
+    """x clamped to [min_val, max_val]; the derivative is 1 strictly inside and 0 at
+    and beyond the bounds, as in PyTorch.
 
     Example:
         >>> import ember.numpy as enp
         >>> hardtanh(enp.asarray([-2.0, 0.5])).tolist()
         [-1.0, 0.5]
     """
+    if isinstance(min_val, (int, float)) and isinstance(max_val, (int, float)) and min_val > max_val:
+        raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val} "
+                         f"and max_val={max_val}")
     x = float_arr(x)
     e = enp()
-    return e.minimum(e.maximum(x, min_val), max_val)
+    # two `where`s, not minimum/maximum: those give 0.5 at a bound (a tie), PyTorch 0
+    return e.where(x <= min_val, min_val, e.where(x >= max_val, max_val, x))
 
 
 def logsigmoid(x):
@@ -307,7 +323,8 @@ def glu(x, dim: int = -1):
 
 
 def prelu(x, weight):
-    """x if x >= 0 else weight * x, `weight` broadcast over the channel dimension 1.
+    """x if x > 0 else weight * x, `weight` broadcast over the channel dimension 1
+    (the derivative in x at 0 is the weight, as in PyTorch).
 
     Example:
         >>> import ember.numpy as enp
@@ -318,7 +335,7 @@ def prelu(x, weight):
     w = arr(weight)
     if w.size > 1 and x.ndim >= 2:
         w = enp().reshape(w, (w.shape[0],) + (1,) * (x.ndim - 2))
-    return enp().where(x >= 0, x, w * x)
+    return enp().where(x > 0, x, w * x)
 
 
 def _axis(x, dim, op):

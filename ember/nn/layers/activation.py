@@ -273,6 +273,9 @@ class Hardtanh(Module):
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
         super().__init__()
+        if max_val <= min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
+                             f"({min_val}); swap them if they were given in the wrong order")
         self.min_val, self.max_val = min_val, max_val
 
     def forward(self, input):
