@@ -63,3 +63,74 @@ def test_hardtanh_bounds_are_checked_like_torch():
         F.hardtanh(enp.ones(2), 2.0, 1.0)
     # torch's functional form accepts min_val == max_val
     assert F.hardtanh(enp.asarray([3.0]), 1.0, 1.0).tolist() == [1.0]
+
+
+# -- instance norm running statistics, functional norms and their running stats ------
+
+def _inorm_running_ref(x, rm, rv, m):
+    n = np.prod(x.shape[2:])
+    axes = tuple(range(2, x.ndim))
+    mean = x.mean(axis=axes).mean(axis=0)
+    var = (x.var(axis=axes) * n / (n - 1)).mean(axis=0)
+    return (1 - m) * rm + m * mean, (1 - m) * rv + m * var
+
+
+@pytest.mark.parametrize("cls, shape", [(nn.InstanceNorm1d, (2, 3, 5)), (nn.InstanceNorm2d, (2, 3, 2, 3)),
+                                        (nn.InstanceNorm3d, (2, 3, 2, 2, 2))])
+def test_instance_norm_running_stats_like_torch(cls, shape):
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    m = cls(3, track_running_stats=True)
+    # torch: ['running_mean', 'running_var', 'num_batches_tracked']
+    assert list(m.state_dict()) == ["running_mean", "running_var", "num_batches_tracked"]
+    m(enp.asarray(x))
+    m(enp.asarray(2 * x))
+    rm, rv = _inorm_running_ref(x, np.zeros(3), np.ones(3), 0.1)
+    rm, rv = _inorm_running_ref(2 * x, rm, rv, 0.1)
+    np.testing.assert_allclose(np.asarray(m.running_mean), rm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(m.running_var), rv, rtol=1e-5)
+    # torch's InstanceNorm never advances num_batches_tracked
+    assert int(m.num_batches_tracked) == 0
+    m.eval()
+    y = np.asarray(m(enp.asarray(x)))
+    cs = (1, 3) + (1,) * (len(shape) - 2)
+    np.testing.assert_allclose(y, (x - rm.reshape(cs)) / np.sqrt(rv.reshape(cs) + 1e-5), rtol=1e-4, atol=1e-5)
+
+
+def test_instance_norm_momentum_none_keeps_running_stats_like_torch():
+    # torch passes momentum=None on to F.instance_norm as 0.0: nothing moves
+    m = nn.InstanceNorm1d(3, track_running_stats=True, momentum=None)
+    m(enp.asarray(np.random.default_rng(1).standard_normal((2, 3, 5)).astype(np.float32)))
+    assert m.running_mean.tolist() == [0.0, 0.0, 0.0] and m.running_var.tolist() == [1.0, 1.0, 1.0]
+    assert int(m.num_batches_tracked) == 0
+
+
+def test_instance_norm3d_matches_numpy_and_torch_repr():
+    x = np.random.default_rng(2).standard_normal((2, 2, 3, 2, 2))
+    y = np.asarray(nn.InstanceNorm3d(2)(f64(x)))
+    mu = x.mean(axis=(2, 3, 4), keepdims=True)
+    np.testing.assert_allclose(y, (x - mu) / np.sqrt(x.var(axis=(2, 3, 4), keepdims=True) + 1e-5), rtol=1e-10)
+    assert np.asarray(nn.InstanceNorm3d(2)(f64(x[0]))).shape == (2, 3, 2, 2)
+    assert repr(nn.InstanceNorm3d(3)) == ("InstanceNorm3d(3, eps=1e-05, momentum=0.1, affine=False, "
+                                          "bias=False, track_running_stats=False)")
+    with pytest.raises(ValueError, match="5D"):
+        nn.InstanceNorm3d(2)(f64(x[0, 0, 0]))
+    with pytest.raises(ValueError, match="num_features"):
+        nn.InstanceNorm3d(3)(f64(x))
+
+
+def test_functional_norms_refuse_to_drop_the_running_update():
+    x = enp.asarray(np.random.default_rng(3).standard_normal((4, 2, 3)).astype(np.float32))
+    with pytest.raises(ValueError, match="return_stats=True"):
+        F.batch_norm(x, enp.zeros(2), enp.ones(2), training=True)
+    with pytest.raises(ValueError, match="return_stats=True"):
+        F.instance_norm(x, enp.zeros(2), enp.ones(2))
+    # evaluation with running stats, and training without them, stay as they were
+    F.batch_norm(x, enp.zeros(2), enp.ones(2), training=False)
+    F.batch_norm(x, None, None, training=True)
+    out, rm, rv = F.instance_norm(x, enp.zeros(2), enp.ones(2), momentum=0.2, return_stats=True)
+    erm, erv = _inorm_running_ref(np.asarray(x), np.zeros(2), np.ones(2), 0.2)
+    np.testing.assert_allclose(np.asarray(rm), erm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(rv), erv, rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(F.instance_norm(x)), rtol=1e-6)
+    out2, rm2, rv2 = F.instance_norm(x, rm, rv, use_input_stats=False, return_stats=True)
+    assert rm2 is rm and rv2 is rv

@@ -1,7 +1,10 @@
 """Normalisation: batch, layer, group, instance and RMS norm, and `normalize`.
 
-These are pure: `batch_norm(..., training=True, return_stats=True)` returns the
-updated running statistics instead of writing them in place.
+These are pure: `batch_norm(..., training=True, return_stats=True)` (and
+`instance_norm(..., return_stats=True)`) returns the updated running statistics
+instead of writing them in place; passing running statistics in training without
+`return_stats=True` is an error, since the update PyTorch would make in place
+would be lost.
 
 Example:
     >>> import ember.numpy as enp
@@ -22,6 +25,13 @@ __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm"
            "local_response_norm"]
 
 
+_LOST_UPDATE = (
+    "{op}: running_mean/running_var were given with {flag}, but ember arrays are immutable, "
+    "so the running statistics cannot be updated in place as PyTorch does; pass "
+    "return_stats=True to get (out, new_running_mean, new_running_var) back, or pass "
+    "None, None to use the batch statistics only")
+
+
 def _channel_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
@@ -36,6 +46,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     training, running = (1 - momentum) * running + momentum * batch statistic (the
     unbiased variance, as PyTorch); otherwise the running values unchanged.
 
+    Arrays are immutable, so the in-place update PyTorch makes in training cannot
+    happen here: `training=True` with running statistics and without
+    `return_stats=True` raises ValueError rather than silently dropping it (pass
+    `None, None` to normalise with batch statistics only).
+
     Example:
         >>> import ember.numpy as enp
         >>> x = enp.asarray([[1.0], [3.0]])
@@ -47,6 +62,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     x = float_arr(input)
     if x.ndim < 2:
         raise ValueError(f"batch_norm: expected at least a 2-d input (N, C, ...), got shape {x.shape}")
+    if training and not return_stats and (running_mean is not None or running_var is not None):
+        raise ValueError(_LOST_UPDATE.format(op="batch_norm", flag="training=True"))
     axes = (0,) + tuple(range(2, x.ndim))
     shape = _channel_shape(x)
     use_batch = training or running_mean is None or running_var is None
@@ -130,16 +147,35 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 @full_precision
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-5):
-    """Normalise each (sample, channel) over its spatial positions.
+                  use_input_stats=True, momentum=0.1, eps=1e-5, *, return_stats=False):
+    """Normalise each (sample, channel) over its spatial positions (with
+    `running_mean`/`running_var` instead when `use_input_stats=False`).
+
+    With `return_stats=True` returns `(out, new_running_mean, new_running_var)`:
+    when the input statistics are used, running = (1 - momentum) * running +
+    momentum * (the batch mean of the per-instance mean / unbiased variance), as
+    PyTorch; otherwise the running values unchanged.  Running statistics given
+    with `use_input_stats=True` need `return_stats=True` (ValueError otherwise),
+    since the update cannot be made in place.
 
     Example:
         >>> import ember.numpy as enp
         >>> instance_norm(enp.ones((2, 3, 4))).shape
         (2, 3, 4)
+        >>> x = enp.asarray([[[1.0, 3.0]]])
+        >>> out, m, v = instance_norm(x, enp.zeros(1), enp.ones(1), return_stats=True)
+        >>> m.tolist(), v.tolist()
+        ([0.20000000298023224], [1.100000023841858])
     """
     e = enp()
     x = float_arr(input)
+    if x.ndim < 3:
+        raise ValueError(f"instance_norm: expected an input (N, C, ...) with at least one spatial "
+                         f"dimension, got shape {x.shape}")
+    has_stats = running_mean is not None or running_var is not None
+    if use_input_stats and has_stats and not return_stats:
+        raise ValueError(_LOST_UPDATE.format(op="instance_norm", flag="use_input_stats=True"))
+    new_mean, new_var = running_mean, running_var
     if not use_input_stats and running_mean is not None:
         shape = _channel_shape(x)
         out = (x - e.reshape(arr(running_mean), shape)) / e.sqrt(e.reshape(arr(running_var), shape) + eps)
@@ -148,11 +184,21 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         mean = e.mean(x, axis=axes, keepdims=True)
         var = e.mean(e.square(x - mean), axis=axes, keepdims=True)
         out = (x - mean) / e.sqrt(var + eps)
+        if has_stats:
+            n = int(np.prod(x.shape[2:]))
+            m = momentum
+            rm, rv = arr(running_mean), arr(running_var)
+            batch_mean = e.mean(e.reshape(mean, x.shape[:2]), axis=0)
+            batch_var = e.mean(e.reshape(var, x.shape[:2]), axis=0) * (n / max(n - 1, 1))
+            new_mean = e.astype((1 - m) * rm + m * e.astype(batch_mean, rm.dtype), rm.dtype)
+            new_var = e.astype((1 - m) * rv + m * e.astype(batch_var, rv.dtype), rv.dtype)
     shape = _channel_shape(x)
     if weight is not None:
         out = out * e.reshape(arr(weight), shape)
     if bias is not None:
         out = out + e.reshape(arr(bias), shape)
+    if return_stats:
+        return out, new_mean, new_var
     return out
 
 

@@ -1,5 +1,5 @@
 """Normalisation layers: `BatchNorm1d/2d/3d` (running statistics as buffers),
-`LayerNorm`, `GroupNorm`, `RMSNorm`, `InstanceNorm1d/2d`, `LocalResponseNorm`.
+`LayerNorm`, `GroupNorm`, `RMSNorm`, `InstanceNorm1d/2d/3d`, `LocalResponseNorm`.
 
 BatchNorm in training mode writes its new running statistics into its buffers;
 under a transform use `nn.functional_call` (which returns the updated buffers) or
@@ -25,7 +25,7 @@ from ..module import Module
 from ._common import check_sizes, param_dtype, place
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "LocalResponseNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm"]
 
 
 class _BatchNorm(Module):
@@ -165,21 +165,23 @@ class _InstanceNorm(_BatchNorm):
         if unbatched:
             x = x[None]
         self._check_input_dim(x)
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}: expected input's size at dim=1 to match "
+                             f"num_features ({self.num_features}), but got an input of shape "
+                             f"{tuple(x.shape)}")
         if self.track_running_stats and not self.training:
             out = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                                   use_input_stats=False, eps=self.eps)
+        elif self.track_running_stats:
+            # PyTorch's InstanceNorm passes momentum=None on as 0 (the running
+            # statistics stay put; there is no cumulative average as in BatchNorm) and
+            # never advances num_batches_tracked, which it keeps only for state_dict keys.
+            m = self.momentum if self.momentum is not None else 0.0
+            out, self.running_mean, self.running_var = F.instance_norm(
+                x, self.running_mean, self.running_var, self.weight, self.bias,
+                use_input_stats=True, momentum=m, eps=self.eps, return_stats=True)
         else:
             out = F.instance_norm(x, None, None, self.weight, self.bias, eps=self.eps)
-            if self.training and self.track_running_stats:
-                e = enp
-                axes = tuple(range(2, x.ndim))
-                n = int(np.prod(x.shape[2:]))
-                mean = e.mean(e.mean(x, axis=axes), axis=0)
-                var = e.mean(e.var(x, axis=axes) * (n / max(n - 1, 1)), axis=0)
-                m = self.momentum if self.momentum is not None else 0.1
-                self.running_mean = (1 - m) * self.running_mean + m * mean
-                self.running_var = (1 - m) * self.running_var + m * var
-                self.num_batches_tracked = self.num_batches_tracked + 1
         return out[0] if unbatched else out
 
 
@@ -203,6 +205,19 @@ class InstanceNorm2d(_InstanceNorm):
         (1, 3, 2, 2)
     """
     _ndims = (4,)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation over (N, C, D, H, W) (or unbatched (C, D, H, W)).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> InstanceNorm3d(2)
+        InstanceNorm3d(2, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)
+        >>> InstanceNorm3d(2)(enp.ones((1, 2, 3, 3, 3))).shape
+        (1, 2, 3, 3, 3)
+    """
+    _ndims = (5,)
 
 
 class LayerNorm(Module):
