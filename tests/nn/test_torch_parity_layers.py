@@ -134,3 +134,17 @@ def test_functional_norms_refuse_to_drop_the_running_update():
     np.testing.assert_allclose(np.asarray(out), np.asarray(F.instance_norm(x)), rtol=1e-6)
     out2, rm2, rv2 = F.instance_norm(x, rm, rv, use_input_stats=False, return_stats=True)
     assert rm2 is rm and rv2 is rv
+
+
+@pytest.mark.parametrize("p", [2, 1, float("inf"), 3])
+def test_normalize_zero_vector_has_torch_gradient(p):
+    # torch.autograd: every entry of a zero row gets grad_out / eps = 1e12
+    x = f64([[0.0, 0.0, 0.0], [1.0, 2.0, 2.0]])
+    w = f64([[1.0, 2.0, 3.0]])
+    g = np.asarray(ember.grad(lambda v: enp.sum(F.normalize(v, p=p) * w))(x))
+    np.testing.assert_allclose(g[0], [1e12, 2e12, 3e12], rtol=1e-12)
+    if p == 2:
+        np.testing.assert_allclose(g[1], [-0.07407407407407413, -0.14814814814814825, 0.18518518518518512],
+                                   rtol=1e-10)
+    xr = np.array([1.0, 2.0, 2.0])
+    np.testing.assert_allclose(np.asarray(F.normalize(x, p=p))[1], xr / np.linalg.norm(xr, p), rtol=1e-12)

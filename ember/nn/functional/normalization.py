@@ -227,7 +227,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
-    """x / max(||x||_p, eps) along `dim`.
+    """x / max(||x||_p, eps) along `dim`.  A zero vector has PyTorch's finite
+    gradient (the incoming gradient / eps), not NaN.
 
     Example:
         >>> import ember.numpy as enp
@@ -236,14 +237,18 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     """
     e = enp()
     x = float_arr(input)
-    if p == 2:
-        norm = e.sqrt(e.sum(e.square(x), axis=dim, keepdims=True))
-    elif p == float("inf"):
+    if p == float("inf"):
         norm = e.max(e.abs(x), axis=dim, keepdims=True)
     elif p == 1:
         norm = e.sum(e.abs(x), axis=dim, keepdims=True)
     else:
-        norm = e.sum(e.abs(x) ** p, axis=dim, keepdims=True) ** (1.0 / p)
+        total = e.sum(e.square(x) if p == 2 else e.abs(x) ** p, axis=dim, keepdims=True)
+        # the root's derivative is infinite at 0 (times a zero: NaN); PyTorch's norm
+        # has gradient 0 there, so take the root of a stand-in 1 and select 0 after
+        nonzero = total > 0
+        safe = e.where(nonzero, total, 1.0)
+        root = e.sqrt(safe) if p == 2 else safe ** (1.0 / p)
+        norm = e.where(nonzero, root, 0.0)
     return x / e.maximum(norm, eps)
 
 
