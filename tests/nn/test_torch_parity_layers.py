@@ -148,3 +148,35 @@ def test_normalize_zero_vector_has_torch_gradient(p):
                                    rtol=1e-10)
     xr = np.array([1.0, 2.0, 2.0])
     np.testing.assert_allclose(np.asarray(F.normalize(x, p=p))[1], xr / np.linalg.norm(xr, p), rtol=1e-12)
+
+
+# -- dropout2d layouts (torch 2.x) ------------------------------------------------
+
+def test_dropout2d_on_3d_input_is_channelwise_over_n_c_l_with_a_warning():
+    from ember import random
+    with pytest.warns(UserWarning, match=r"3-d input, read as \(N, C, L\)"):
+        y = np.asarray(F.dropout2d(enp.ones((8, 16, 5)), 0.5, key=random.key(0)))
+    assert set(np.unique(y)) <= {0.0, 2.0}
+    # whole (n, c) rows are kept or dropped ...
+    assert (y == y[..., :1]).all()
+    # ... drawn per sample: torch does not read (8, 16, 5) as one unbatched (C, H, W)
+    assert not (y[:, :, 0] == y[:1, :, 0]).all()
+    with pytest.warns(UserWarning, match="3-d input"):
+        y = nn.Dropout2d(0.5)(enp.ones((8, 16, 5)))
+    assert (np.asarray(y) == np.asarray(y)[..., :1]).all()
+
+
+def test_dropout2d_3d_warns_in_eval_too_and_other_ranks_follow_torch():
+    from ember import random
+    with pytest.warns(UserWarning, match="3-d input"):
+        assert F.dropout2d(enp.ones((2, 3, 4)), training=False).tolist() == np.ones((2, 3, 4)).tolist()
+    with pytest.warns(UserWarning, match="2-d input, which is deprecated"):
+        y = np.asarray(F.dropout2d(enp.ones((40, 50)), 0.5, key=random.key(1)))
+    assert 0 < (y == 0).mean() < 1 and set(np.unique(y)) <= {0.0, 2.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = np.asarray(F.dropout3d(enp.ones((6, 3, 4, 5)), 0.5, key=random.key(2)))  # unbatched (C, D, H, W)
+        assert (y == y[:, :1, :1, :1]).all()
+        F.dropout2d(enp.ones((2, 3, 4, 5)), 0.5, key=random.key(3))
+    with pytest.raises(ValueError, match="dropout1d: expected a 2-d"):
+        F.dropout1d(enp.ones((2, 3, 4, 5)))

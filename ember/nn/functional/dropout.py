@@ -9,6 +9,8 @@ Example:
 """
 from __future__ import annotations
 
+import warnings
+
 from ... import random
 from ._util import enp, float_arr
 
@@ -53,19 +55,43 @@ def dropout(input, p=0.5, training=True, inplace=False, *, key=None):
 def _channel_dropout(x, p, training, key, nsp, op):
     _check_p(p, op)
     x = float_arr(x)
+    # the layout is settled (and warned about) before `training` is looked at, as in
+    # PyTorch, so a model warns the same in train and eval mode
+    batched = _channel_layout(x.ndim, nsp, op)
     if not training or p == 0.0:
         return x
     e = enp()
     if p == 1.0:
         return e.zeros_like(x)
-    if x.ndim == nsp + 1:  # unbatched (C, ...)
-        mshape = (x.shape[0],) + (1,) * nsp
-    elif x.ndim == nsp + 2:
-        mshape = tuple(x.shape[:2]) + (1,) * nsp
-    else:
-        raise ValueError(f"{op}: expected a {nsp + 1}-d or {nsp + 2}-d input, got shape {x.shape}")
+    if batched:  # (N, C, ...): one draw per sample and channel
+        mshape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
+    else:  # unbatched (C, ...)
+        mshape = (x.shape[0],) + (1,) * (x.ndim - 1)
     keep = random.bernoulli(_key(key), 1.0 - p, mshape)
     return e.where(keep, x / (1.0 - p), 0.0)
+
+
+def _channel_layout(ndim, nsp, op):
+    """Whether dim 0 is a batch dim, with PyTorch 2's warnings for odd ranks."""
+    if nsp == 1 or ndim < 2:
+        if ndim not in (nsp + 1, nsp + 2):
+            raise ValueError(f"{op}: expected a {nsp + 1}-d (C, ...) or {nsp + 2}-d (N, C, ...) input, "
+                             f"got a {ndim}-d input")
+        return ndim == nsp + 2
+    if nsp == 2 and ndim == 3:
+        warnings.warn("dropout2d: got a 3-d input, read as (N, C, L) with whole channels dropped "
+                      "(channel-wise 1-d dropout), as PyTorch does for now; PyTorch plans to read it "
+                      "as an unbatched (C, H, W) input instead, so use dropout1d for (N, C, L)",
+                      UserWarning, stacklevel=4)
+        return True
+    if ndim == nsp + 1:
+        return False
+    if ndim != nsp + 2:
+        warnings.warn(f"{op}: got a {ndim}-d input, which is deprecated (PyTorch will make it an "
+                      f"error); it is read as (N, C, ...) with whole channels dropped. {op} is for "
+                      f"{nsp + 1}-d (C, ...) or {nsp + 2}-d (N, C, ...) inputs; use dropout for "
+                      f"element-wise dropout", UserWarning, stacklevel=4)
+    return True
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False, *, key=None):
@@ -81,7 +107,10 @@ def dropout1d(input, p=0.5, training=True, inplace=False, *, key=None):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False, *, key=None):
-    """Zero whole channels of (N, C, H, W) with probability `p`.
+    """Zero whole channels of (N, C, H, W) or unbatched (C, H, W) with probability `p`.
+
+    As in PyTorch 2, a 3-d input is read as (N, C, L) (channel-wise 1-d dropout) with a
+    UserWarning, and other ranks as (N, C, ...) with a deprecation warning.
 
     Example:
         >>> import ember.numpy as enp
@@ -93,7 +122,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, key=None):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False, *, key=None):
-    """Zero whole channels of (N, C, D, H, W) with probability `p`.
+    """Zero whole channels of (N, C, D, H, W) or unbatched (C, D, H, W) with
+    probability `p` (other ranks: (N, C, ...) with a deprecation warning, as PyTorch).
 
     Example:
         >>> import ember.numpy as enp
