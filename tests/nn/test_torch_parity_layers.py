@@ -180,3 +180,48 @@ def test_dropout2d_3d_warns_in_eval_too_and_other_ranks_follow_torch():
         F.dropout2d(enp.ones((2, 3, 4, 5)), 0.5, key=random.key(3))
     with pytest.raises(ValueError, match="dropout1d: expected a 2-d"):
         F.dropout1d(enp.ones((2, 3, 4, 5)))
+
+
+# -- attention with a fully masked row (torch 2.x: zeros, finite gradients) ---------
+
+def _np_attention(q, k, v, allowed):
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.where(allowed, s, -np.inf)
+    out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for i in range(q.shape[-2]):
+        if allowed[i].any():
+            w = np.exp(s[..., i, :] - s[..., i, :].max(-1, keepdims=True))
+            out[..., i, :] = (w / w.sum(-1, keepdims=True)) @ v
+    return out
+
+
+@pytest.mark.parametrize("float_mask", [False, True])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_sdpa_fully_masked_row_is_zero_with_finite_grad(float_mask, chunked):
+    rng = np.random.default_rng(4)
+    q, k, v = rng.standard_normal((1, 3, 4)), rng.standard_normal((1, 5, 4)), rng.standard_normal((1, 5, 4))
+    allowed = np.ones((3, 5), bool)
+    allowed[1] = False
+    allowed[2, 3:] = False
+    mask = enp.asarray(np.where(allowed, 0.0, -np.inf)) if float_mask else enp.asarray(allowed)
+
+    def attend(q_, k_, v_, m=mask):
+        if chunked:
+            return F.chunked_scaled_dot_product_attention(q_, k_, v_, attn_mask=m, chunk_size=2)
+        return F.scaled_dot_product_attention(q_, k_, v_, attn_mask=m)
+
+    out = np.asarray(attend(f64(q), f64(k), f64(v)))
+    np.testing.assert_allclose(out, _np_attention(q, k, v, allowed), rtol=1e-10, atol=1e-12)
+    assert (out[0, 1] == 0).all()
+    gq, gk, gv = ember.grad(lambda a, b, c: enp.sum(attend(a, b, c)), argnums=(0, 1, 2))(f64(q), f64(k), f64(v))
+    gq, gk, gv = np.asarray(gq), np.asarray(gk), np.asarray(gv)
+    assert np.isfinite(gq).all() and np.isfinite(gk).all() and np.isfinite(gv).all()
+    assert (gq[0, 1] == 0).all()
+    # the other rows' gradients are those of the problem without the masked row
+    keep = [0, 2]
+    sub = mask[np.array(keep)]
+    sq, sk, sv = ember.grad(lambda a, b, c: enp.sum(attend(a, b, c, sub)), argnums=(0, 1, 2))(
+        f64(q[:, keep]), f64(k), f64(v))
+    np.testing.assert_allclose(gq[:, keep], np.asarray(sq), rtol=1e-10)
+    np.testing.assert_allclose(gk, np.asarray(sk), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(gv, np.asarray(sv), rtol=1e-10, atol=1e-14)

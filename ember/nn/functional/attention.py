@@ -5,8 +5,11 @@ L x S score matrix) and `multi_head_attention_forward` (PyTorch's MHA).
 Mask conventions follow PyTorch: for `scaled_dot_product_attention` a boolean mask
 is True where attention is *allowed*; for `multi_head_attention_forward` (and
 `nn.MultiheadAttention`) boolean `attn_mask` / `key_padding_mask` are True where
-attention is *not allowed*.  Float masks are added to the scores.  A query that may
-attend to no key gets NaN, as in PyTorch's math implementation.
+attention is *not allowed*.  Float masks are added to the scores.  In
+`scaled_dot_product_attention` (and the chunked variant) a query that may attend to
+no key (a fully masked row) gets zeros and a finite gradient, as PyTorch 2's
+`scaled_dot_product_attention` does; `multi_head_attention_forward` keeps the NaN of
+PyTorch's explicit softmax there.
 
 Example:
     >>> import ember.numpy as enp
@@ -97,7 +100,14 @@ def scaled_dot_product_attention(q, k, v, /, attn_mask=None, dropout_p=0.0, is_c
         s = s + add_mask
     if bool_mask is not None:
         s = e.where(bool_mask, s, -np.inf)
-    w = softmax(s, dim=-1)
+    if bool_mask is not None or add_mask is not None:
+        # A row with every key masked would be a softmax of all -inf: 0/0.  PyTorch
+        # returns zeros there; softmax a stand-in row of zeros so the backward pass
+        # sees no 0/0 either, then zero its weights.  (A NaN row stays NaN.)
+        open_row = ~(e.max(s, axis=-1, keepdims=True) == -np.inf)
+        w = e.where(open_row, softmax(e.where(open_row, s, 0.0), dim=-1), 0.0)
+    else:
+        w = softmax(s, dim=-1)
     if dropout_p > 0.0:
         w = dropout(w, dropout_p, True, key=key)
     return e.matmul(w, v)
@@ -184,7 +194,8 @@ def chunked_scaled_dot_product_attention(q, k, v, /, attn_mask=None, is_causal=F
     init = (e.full(out_batch + (L, 1), -np.inf, dtype=dt), e.zeros(out_batch + (L, 1), dtype=dt),
             e.zeros(out_batch + (L, Ev), dtype=dt))
     (_, denom, acc), _ = ember.scan(ember.checkpoint(step), init, xs)
-    return acc / denom
+    # a fully masked row has acc = denom = 0: zeros (as the dense version), not 0/0
+    return acc / e.where(denom > 0, denom, 1.0)
 
 
 memory_efficient_attention = chunked_scaled_dot_product_attention
