@@ -225,3 +225,33 @@ def test_sdpa_fully_masked_row_is_zero_with_finite_grad(float_mask, chunked):
     np.testing.assert_allclose(gq[:, keep], np.asarray(sq), rtol=1e-10)
     np.testing.assert_allclose(gk, np.asarray(sk), rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(gv, np.asarray(sv), rtol=1e-10, atol=1e-14)
+
+
+# -- pooling ties: the gradient goes to the first maximum (torch.autograd values) ----
+
+_TIES = np.array([[[[1., 3., 3., 0., 2.], [3., 1., 0., 3., 3.], [2., 2., 1., 1., 2.], [0., 3., 3., 2., 2.]]]])
+
+
+def test_adaptive_max_pool_ties_send_gradient_to_first_max_like_torch():
+    g2 = np.asarray(ember.grad(lambda t: enp.sum(F.adaptive_max_pool2d(t, (2, 3))))(f64(_TIES)))
+    np.testing.assert_array_equal(g2[0, 0], [[0, 2, 0, 0, 0], [0, 0, 0, 1, 0], [0, 0, 0, 0, 1], [0, 2, 0, 0, 0]])
+    g1 = np.asarray(ember.grad(lambda t: enp.sum(F.adaptive_max_pool1d(t, 3)))(f64(_TIES[0])))
+    np.testing.assert_array_equal(g1[0], [[0, 2, 0, 0, 1], [1, 0, 0, 2, 0], [1, 1, 0, 0, 1], [0, 2, 0, 1, 0]])
+
+
+def test_adaptive_max_pool_values_match_numpy_boxes():
+    x = np.random.default_rng(5).standard_normal((2, 3, 7, 5))
+    y = np.asarray(F.adaptive_max_pool2d(f64(x), (3, 4)))
+    for i in range(3):
+        for j in range(4):
+            h0, h1 = (i * 7) // 3, -(-((i + 1) * 7) // 3)
+            w0, w1 = (j * 5) // 4, -(-((j + 1) * 5) // 4)
+            np.testing.assert_array_equal(y[:, :, i, j], x[:, :, h0:h1, w0:w1].max(axis=(2, 3)))
+    assert np.isnan(np.asarray(F.adaptive_max_pool1d(f64([[1.0, np.nan, 3.0]]), 2))).all()
+    assert F.adaptive_max_pool2d(f64(x[0]), (None, 2)).shape == (3, 7, 2)
+
+
+def test_max_pool_ties_already_match_torch():
+    g = np.asarray(ember.grad(lambda t: enp.sum(F.max_pool2d(t, 2, 1)))(f64(_TIES)))
+    np.testing.assert_array_equal(g[0, 0], [[0, 2, 1, 0, 0], [1, 0, 0, 3, 0], [0, 1, 0, 0, 1],
+                                            [0, 2, 1, 0, 0]])

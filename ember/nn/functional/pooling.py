@@ -233,18 +233,34 @@ def _adaptive_max(input, output_size, nsp, op):
     e = enp()
     x, unbatched = _batched(input, nsp, op)
     outs = _output_sizes(x, output_size, nsp)
-    # A max over a box is a max of maxes along each axis in turn.
-    for i, (n, o) in enumerate(zip(x.shape[2:], outs)):
-        axis = 2 + i
+    sizes = tuple(x.shape[2:])
+    # Every output box as a row of flat input indices in row-major order, each axis's
+    # window padded by repeating its first index (a padded entry copies an element
+    # earlier in the row): an argmax over a row picks the first maximum, so the
+    # gradient goes to that element alone, as in PyTorch (a max of per-axis maxes
+    # would split it between ties).
+    table = np.zeros((1, 1), np.int64)
+    stride = int(np.prod(sizes))
+    for n, o in zip(sizes, outs):
         starts, ends = _adaptive_bounds(n, o)
-        parts = [e.max(lax.slice_in_dim(x, a, b, axis=axis), axis=axis, keepdims=True)
-                 for a, b in zip(starts, ends)]
-        x = e.concat(parts, axis=axis)
-    return x[0] if unbatched else x
+        k = max(b - a for a, b in zip(starts, ends))
+        idx = np.asarray(starts)[:, None] + np.arange(k)[None, :]
+        idx = np.where(idx < np.asarray(ends)[:, None], idx, np.asarray(starts)[:, None])
+        stride //= n
+        # (boxes so far, width so far) x (o, k) -> (boxes * o, width * k)
+        table = (table[:, None, :, None] + idx[None, :, None, :] * stride).reshape(
+            table.shape[0] * o, table.shape[1] * k)
+    flat = e.reshape(x, tuple(x.shape[:2]) + (-1,))
+    windows = e.take(flat, e.asarray(table.astype(np.int32)), axis=2)  # (N, C, boxes, width)
+    first = e.argmax(windows, axis=-1, keepdims=True)
+    y = e.take_along_axis(windows, first, axis=-1)
+    y = e.reshape(y, tuple(x.shape[:2]) + outs)
+    return y[0] if unbatched else y
 
 
 def adaptive_max_pool1d(input, output_size):
-    """Max pooling to a fixed output length.
+    """Max pooling to a fixed output length (the gradient goes to the first maximum
+    of each window, as PyTorch).
 
     Example:
         >>> import ember.numpy as enp
@@ -255,7 +271,8 @@ def adaptive_max_pool1d(input, output_size):
 
 
 def adaptive_max_pool2d(input, output_size):
-    """Max pooling to a fixed (H, W).
+    """Max pooling to a fixed (H, W); ties send the gradient to the first maximum in
+    row-major order, as PyTorch.
 
     Example:
         >>> import ember.numpy as enp
