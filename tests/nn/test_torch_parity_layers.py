@@ -255,3 +255,149 @@ def test_max_pool_ties_already_match_torch():
     g = np.asarray(ember.grad(lambda t: enp.sum(F.max_pool2d(t, 2, 1)))(f64(_TIES)))
     np.testing.assert_array_equal(g[0, 0], [[0, 2, 1, 0, 0], [1, 0, 0, 3, 0], [0, 1, 0, 0, 1],
                                             [0, 2, 1, 0, 0]])
+
+
+# -- embeddings ---------------------------------------------------------------------
+
+_W = np.random.default_rng(6).standard_normal((5, 3))
+_IDX = np.array([[0, 1, 1], [4, 1, 0]])
+_G = np.arange(18.0).reshape(2, 3, 3)
+
+
+def _scatter(idx, g, n, scale=None):
+    out = np.zeros((n, g.shape[-1]))
+    for pos in np.ndindex(*idx.shape):
+        out[idx[pos]] += g[pos] * (1.0 if scale is None else scale[pos])
+    return out
+
+
+def _emb_grad(w, **kw):
+    return np.asarray(ember.grad(lambda t: enp.sum(F.embedding(enp.asarray(_IDX), t, **kw) * f64(_G)))(f64(w)))
+
+
+def test_embedding_scale_grad_by_freq_divides_by_index_frequency():
+    counts = np.bincount(_IDX.ravel(), minlength=5)
+    expected = _scatter(_IDX, _G, 5, 1.0 / counts[_IDX])
+    np.testing.assert_allclose(_emb_grad(_W, scale_grad_by_freq=True), expected, rtol=1e-12)
+    # torch: row 0 = ([0, 1, 2] + [15, 16, 17]) / 2, row 1 = three hits / 3
+    np.testing.assert_allclose(expected[:2], [[7.5, 8.5, 9.5], [7.0, 8.0, 9.0]])
+    expected[1] = 0.0
+    np.testing.assert_allclose(_emb_grad(_W, scale_grad_by_freq=True, padding_idx=1), expected, rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(F.embedding(enp.asarray(_IDX), f64(_W), scale_grad_by_freq=True)),
+                                  _W[_IDX])
+
+
+def test_embedding_max_norm_output_and_gradient_like_torch():
+    w = 3 * _W
+    for norm_type in (2.0, 1.0):
+        norms = np.linalg.norm(w, norm_type, axis=1, keepdims=True)
+        renormed = np.where(norms > 1.0, w * (1.0 / (norms + 1e-7)), w)
+        out = np.asarray(F.embedding(enp.asarray(_IDX), f64(w), max_norm=1.0, norm_type=norm_type))
+        np.testing.assert_allclose(out, renormed[_IDX], rtol=1e-12)
+        # torch renormalises the table without recording it: the gradient is unscaled
+        np.testing.assert_allclose(_emb_grad(w, max_norm=1.0, norm_type=norm_type), _scatter(_IDX, _G, 5),
+                                   rtol=1e-12)
+
+
+def test_embedding_layer_renormalises_its_table_in_place_when_eager():
+    w = 3 * _W
+    m = nn.Embedding(5, 3, max_norm=1.0, _weight=f64(w))
+    m(enp.asarray(np.array([[0, 4]])))
+    norms = np.linalg.norm(w, axis=1, keepdims=True)
+    expected = w.copy()
+    expected[[0, 4]] = (w * (1.0 / (norms + 1e-7)))[[0, 4]]  # only the looked-up rows, as torch
+    np.testing.assert_allclose(np.asarray(m.weight), expected, rtol=1e-12)
+    # under a transform the table is a traced argument: the module keeps its own
+    before = np.asarray(m.weight)
+    g = ember.grad(lambda p: enp.sum(nn.functional_call(m, p, enp.asarray([1, 2]))[0]))(m.parameters())
+    assert np.isfinite(np.asarray(g["weight"])).all()
+    np.testing.assert_array_equal(np.asarray(m.weight), before)
+
+
+def test_embedding_negative_padding_idx_and_out_of_range():
+    assert nn.Embedding(5, 3, padding_idx=-2).padding_idx == 3
+    assert nn.EmbeddingBag(5, 3, padding_idx=-1).padding_idx == 4
+    assert np.asarray(nn.EmbeddingBag(5, 3, padding_idx=-1).weight)[4].tolist() == [0.0, 0.0, 0.0]
+    g = _emb_grad(_W, padding_idx=-1)  # row 4
+    assert (g[4] == 0).all() and (g[0] != 0).all()
+    with pytest.raises(ValueError, match="padding_idx"):
+        F.embedding(enp.asarray([0]), f64(_W), padding_idx=5)
+    for bad in (5, -1):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding(enp.asarray([0, bad]), f64(_W))
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding_bag(enp.asarray([[0, bad]]), f64(_W))
+
+
+_BAG_IN = np.array([0, 2, 1, 4, 1, 3])
+_BAG_OFF = np.array([0, 2, 5])
+
+
+def test_embedding_bag_per_sample_weights_sum_only():
+    psw = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    gw, gp = ember.grad(lambda w, p: enp.sum(F.embedding_bag(enp.asarray(_BAG_IN), w, enp.asarray(_BAG_OFF),
+                                                             mode="sum", per_sample_weights=p)),
+                        argnums=(0, 1))(f64(_W), f64(psw))
+    out = np.asarray(F.embedding_bag(enp.asarray(_BAG_IN), f64(_W), enp.asarray(_BAG_OFF), mode="sum",
+                                     per_sample_weights=f64(psw)))
+    rows = _W[_BAG_IN] * psw[:, None]
+    np.testing.assert_allclose(out, [rows[0:2].sum(0), rows[2:5].sum(0), rows[5:].sum(0)], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gp), _W[_BAG_IN].sum(1), rtol=1e-12)
+    # torch: [[1]*3, [8]*3, [2]*3, [6]*3, [4]*3]
+    np.testing.assert_allclose(np.asarray(gw), np.repeat([[1.0], [8.0], [2.0], [6.0], [4.0]], 3, axis=1))
+    nn_out = nn.EmbeddingBag(5, 3, mode="sum", _weight=f64(_W))(enp.asarray(_BAG_IN), enp.asarray(_BAG_OFF),
+                                                                per_sample_weights=f64(psw))
+    np.testing.assert_allclose(np.asarray(nn_out), out, rtol=1e-12)
+    for mode in ("mean", "max"):
+        with pytest.raises(ValueError, match="only supported for mode='sum'"):
+            F.embedding_bag(enp.asarray(_BAG_IN), f64(_W), enp.asarray(_BAG_OFF), mode=mode,
+                            per_sample_weights=f64(psw))
+
+
+def test_embedding_bag_max_leaves_padding_out():
+    w = -np.abs(_W) - 0.5  # all negative: a zeroed padding row would win a naive max
+    idx = np.array([[1, 1], [0, 1], [2, 3]])
+    for mode in ("sum", "mean", "max"):
+        out = np.asarray(F.embedding_bag(enp.asarray(idx), f64(w), mode=mode, padding_idx=1))
+        red = {"sum": np.sum, "mean": np.mean, "max": np.max}[mode]
+        np.testing.assert_allclose(out, [np.zeros(3), w[0], red(w[[2, 3]], axis=0)], rtol=1e-12)
+    # the max's gradient goes to the winning row only (first on ties, as torch)
+    ties = np.array([[1.0, 2.0], [1.0, 0.0], [3.0, 1.0]])
+    g = np.asarray(ember.grad(lambda t: enp.sum(F.embedding_bag(enp.asarray([[0, 1, 2]]), t, mode="max",
+                                                                padding_idx=2)))(f64(ties)))
+    np.testing.assert_array_equal(g, [[1.0, 1.0], [0.0, 0.0], [0.0, 0.0]])
+
+
+def test_embedding_bag_offsets_layouts():
+    w = _W.astype(np.float32)
+    for offs, last in (([0, 2, 5], False), ([0, 2, 2, 6], False), ([0, 2, 5], True)):
+        out = np.asarray(F.embedding_bag(enp.asarray(_BAG_IN), enp.asarray(w), enp.asarray(offs), mode="mean",
+                                         include_last_offset=last))
+        bounds = list(zip(offs[:-1], offs[1:])) if last else list(zip(offs, offs[1:] + [len(_BAG_IN)]))
+        ref = [w[_BAG_IN[a:b]].mean(0) if b > a else np.zeros(3) for a, b in bounds]
+        np.testing.assert_allclose(out, ref, rtol=1e-6)
+
+
+def test_embedding_bag_scale_grad_by_freq_and_max_norm():
+    g = np.asarray(ember.grad(lambda t: enp.sum(F.embedding_bag(enp.asarray(_BAG_IN), t, enp.asarray(_BAG_OFF),
+                                                                mode="sum", scale_grad_by_freq=True)))(f64(_W)))
+    # every row gets (hits / frequency) = 1: the documented rule; torch 2.13's CPU
+    # kernel divides row 2 by the wrong count (pytorch/pytorch#190063), so not its value
+    np.testing.assert_allclose(g, np.ones((5, 3)), rtol=1e-12)
+    w = 3 * _W
+    norms = np.linalg.norm(w, axis=1, keepdims=True)
+    rows = np.where(norms > 1.0, w / (norms + 1e-7), w)[_BAG_IN]
+    out = np.asarray(F.embedding_bag(enp.asarray(_BAG_IN), f64(w), enp.asarray(_BAG_OFF), mode="sum", max_norm=1.0))
+    np.testing.assert_allclose(out, [rows[0:2].sum(0), rows[2:5].sum(0), rows[5:].sum(0)], rtol=1e-12)
+
+
+def test_embedding_reprs_match_torch():
+    assert repr(nn.EmbeddingBag(5, 3, padding_idx=-1, mode="max")) == "EmbeddingBag(5, 3, mode='max', padding_idx=4)"
+    assert repr(nn.EmbeddingBag(5, 3)) == "EmbeddingBag(5, 3, mode='mean')"
+    assert repr(nn.Embedding(5, 3, max_norm=1.0, scale_grad_by_freq=True)) == \
+        "Embedding(5, 3, max_norm=1.0, scale_grad_by_freq=True)"
+    kw = dict(max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True, padding_idx=1)
+    assert repr(nn.Embedding(5, 3, **kw)) == \
+        "Embedding(5, 3, padding_idx=1, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)"
+    assert repr(nn.EmbeddingBag(5, 3, **kw)) == \
+        "EmbeddingBag(5, 3, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, mode='mean', padding_idx=1)"

@@ -8,8 +8,10 @@ Example:
 """
 from __future__ import annotations
 
+from ...fx.core import Tracer
 from .. import functional as F
 from .. import init
+from ..functional.embedding import _padding_index, _renormed_weight
 from ..module import Module
 from ._common import check_sizes, init_keys, param_dtype, place
 
@@ -18,8 +20,11 @@ __all__ = ["Embedding", "EmbeddingBag"]
 
 class Embedding(Module):
     """A (num_embeddings, embedding_dim) table initialised N(0, 1); the row at
-    `padding_idx` starts at zero and gets no gradient.  `max_norm` rescales
-    looked-up rows in the output (the table is not modified).
+    `padding_idx` (negative counts from the end) starts at zero and gets no gradient.
+    With `max_norm`, looked-up rows above it are rescaled in the output and, as in
+    PyTorch, in the table too when the call is eager (under a transform the weight
+    is a traced value and only the output is rescaled).  `scale_grad_by_freq`
+    divides each row's gradient by its index's frequency in the input.
 
     Example:
         >>> m = Embedding(5, 2, padding_idx=0)
@@ -82,19 +87,51 @@ class Embedding(Module):
                    sparse, _weight=w, _freeze=freeze)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        out = F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                          self.scale_grad_by_freq, self.sparse)
+        _renorm_in_place(self, input)
+        return out
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        return s
+        return _embedding_repr(self)
+
+
+def _renorm_in_place(module, input):
+    """PyTorch's in-place max_norm renormalisation of the looked-up rows, done when
+    both table and indices are concrete (a traced table is an argument of a
+    transform: rebinding it would leak a tracer and is not what the caller holds)."""
+    if module.max_norm is None or isinstance(module.weight, Tracer) or isinstance(input, Tracer):
+        return
+    module.weight = _renormed_weight(module.weight, input, module.max_norm, module.norm_type)
+
+
+def _embedding_repr(m):
+    # PyTorch's field order differs between the two: Embedding puts padding_idx
+    # first and shows sparse, EmbeddingBag puts it last and leaves sparse out
+    bag = isinstance(m, EmbeddingBag)
+    s = f"{m.num_embeddings}, {m.embedding_dim}"
+    if m.padding_idx is not None and not bag:
+        s += f", padding_idx={m.padding_idx}"
+    if m.max_norm is not None:
+        s += f", max_norm={m.max_norm}"
+    if m.norm_type != 2:
+        s += f", norm_type={m.norm_type}"
+    if m.scale_grad_by_freq:
+        s += f", scale_grad_by_freq={m.scale_grad_by_freq}"
+    if bag:
+        s += f", mode={m.mode!r}"
+        if m.padding_idx is not None:
+            s += f", padding_idx={m.padding_idx}"
+    elif m.sparse:
+        s += ", sparse=True"
+    return s
 
 
 class EmbeddingBag(Module):
-    """Sums, means or maxes of embeddings over bags of a 2-d index input.
+    """Sums, means or maxes of embeddings over bags: a 2-d index input (one bag per
+    row) or a 1-d one with `offsets`.  `padding_idx` entries are left out of every
+    mode; `per_sample_weights` (mode='sum'), `max_norm` and `scale_grad_by_freq` act
+    as in PyTorch (see `Embedding` for the in-place renormalisation).
 
     Example:
         >>> import ember.numpy as enp
@@ -106,17 +143,29 @@ class EmbeddingBag(Module):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None, *, key=None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim, self.mode = num_embeddings, embedding_dim, mode
-        self.padding_idx = padding_idx
+        check_sizes(type(self).__name__, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.num_embeddings, self.embedding_dim, self.mode = int(num_embeddings), int(embedding_dim), mode
+        self.padding_idx = _padding_index(padding_idx, self.num_embeddings, "EmbeddingBag")
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.sparse, self.include_last_offset = sparse, include_last_offset
         (k,) = init_keys(key, 1)
         w = init.normal_((num_embeddings, embedding_dim), key=k, dtype=param_dtype(dtype)) \
             if _weight is None else F._util.float_arr(_weight)
-        if padding_idx is not None:
-            w = w.at[padding_idx].set(0.0)
+        if tuple(w.shape) != (self.num_embeddings, self.embedding_dim):
+            raise ValueError(f"Shape of weight {tuple(w.shape)} does not match (num_embeddings, "
+                             f"embedding_dim) = {(self.num_embeddings, self.embedding_dim)}")
+        if self.padding_idx is not None:
+            w = w.at[self.padding_idx].set(0.0)
         self.weight = place(w, device)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.weight, offsets, self.mode, self.padding_idx)
+        out = F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                              self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
+                              self.include_last_offset, self.padding_idx)
+        _renorm_in_place(self, input)
+        return out
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+        return _embedding_repr(self)
