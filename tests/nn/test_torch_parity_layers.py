@@ -401,3 +401,55 @@ def test_embedding_reprs_match_torch():
         "Embedding(5, 3, padding_idx=1, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, sparse=True)"
     assert repr(nn.EmbeddingBag(5, 3, **kw)) == \
         "EmbeddingBag(5, 3, max_norm=2.0, norm_type=1.0, scale_grad_by_freq=True, mode='mean', padding_idx=1)"
+
+
+# -- padding layers (torch reprs; values vs numpy.pad, which torch agrees with) -----
+
+_PAD_X = np.random.default_rng(7).standard_normal((2, 3, 4, 5, 6))
+
+
+@pytest.mark.parametrize("name, args, ndim, np_mode, kw, expected_repr", [
+    ("ZeroPad1d", (2,), 4, "constant", {}, "ZeroPad1d((2, 2))"),
+    ("ZeroPad2d", ((1, 1, 2, 0),), 4, "constant", {}, "ZeroPad2d((1, 1, 2, 0))"),
+    ("ZeroPad3d", (1,), 5, "constant", {}, "ZeroPad3d((1, 1, 1, 1, 1, 1))"),
+    ("ConstantPad1d", (2, 3.5), 3, "constant", dict(constant_values=3.5), "ConstantPad1d(padding=(2, 2), value=3.5)"),
+    ("ConstantPad2d", ((1, 2, 3, 4), 1.0), 4, "constant", dict(constant_values=1.0),
+     "ConstantPad2d(padding=(1, 2, 3, 4), value=1.0)"),
+    ("ConstantPad3d", (1, -2.0), 5, "constant", dict(constant_values=-2.0),
+     "ConstantPad3d(padding=(1, 1, 1, 1, 1, 1), value=-2.0)"),
+    ("ReflectionPad1d", ((1, 2),), 3, "reflect", {}, "ReflectionPad1d((1, 2))"),
+    ("ReflectionPad2d", ((1, 1, 2, 0),), 4, "reflect", {}, "ReflectionPad2d((1, 1, 2, 0))"),
+    ("ReflectionPad3d", (1,), 5, "reflect", {}, "ReflectionPad3d((1, 1, 1, 1, 1, 1))"),
+    ("ReplicationPad1d", ((3, 0),), 3, "edge", {}, "ReplicationPad1d((3, 0))"),
+    ("ReplicationPad2d", (2,), 4, "edge", {}, "ReplicationPad2d((2, 2, 2, 2))"),
+    ("ReplicationPad3d", ((1, 0, 2, 1, 0, 3),), 5, "edge", {}, "ReplicationPad3d((1, 0, 2, 1, 0, 3))"),
+    ("CircularPad1d", (3,), 3, "wrap", {}, "CircularPad1d((3, 3))"),
+    ("CircularPad2d", ((1, 2, 0, 3),), 4, "wrap", {}, "CircularPad2d((1, 2, 0, 3))"),
+    ("CircularPad3d", ((1, 0, 1, 0, 1, 0),), 5, "wrap", {}, "CircularPad3d((1, 0, 1, 0, 1, 0))"),
+])
+def test_padding_layers_match_torch(name, args, ndim, np_mode, kw, expected_repr):
+    m = getattr(nn, name)(*args)
+    assert repr(m) == expected_repr
+    p = m.padding
+    n = len(p) // 2
+    for d in (ndim, ndim - 1):  # batched and unbatched
+        x = _PAD_X[(0,) * (5 - d)]
+        widths = [(0, 0)] * (d - n) + [(p[2 * i], p[2 * i + 1]) for i in reversed(range(n))]
+        np.testing.assert_array_equal(np.asarray(m(f64(x))), np.pad(x, widths, mode=np_mode, **kw))
+
+
+def test_padding_layers_negative_widths_and_errors_like_torch():
+    x = f64([[[0.0, 1.0, 2.0]]])
+    assert nn.CircularPad1d((-1, 2))(x).tolist() == [[[1.0, 2.0, 1.0, 2.0]]]  # torch's value
+    assert nn.ZeroPad1d((-1, 2))(x).tolist() == [[[1.0, 2.0, 0.0, 0.0]]]
+    with pytest.raises(ValueError, match="expected 3D or 4D input"):
+        nn.CircularPad2d(1)(f64(np.ones((2, 3))))
+    with pytest.raises(ValueError, match="wraps around more than once"):
+        nn.CircularPad1d(4)(x)
+    with pytest.raises(ValueError, match="smaller than the dimension"):
+        nn.ReflectionPad1d(3)(x)
+    with pytest.raises(ValueError, match="tuple of 4 ints"):
+        nn.ZeroPad2d((1, 2, 3))
+    g = ember.grad(lambda t: enp.sum(nn.ReflectionPad1d(2)(t) * f64(np.arange(7.0))))(x)
+    # reflect: [2 1 0 1 2 1 0] taps -> x0 gets 2+6, x1 1+3+5, x2 0+4
+    assert np.asarray(g).tolist() == [[[8.0, 9.0, 4.0]]]
