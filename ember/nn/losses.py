@@ -9,28 +9,22 @@ Example:
 from __future__ import annotations
 
 from . import functional as F
+from .functional.loss import legacy_reduction
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "TripletMarginLoss", "CosineSimilarity", "CTCLoss"]
-
-
-def _reduction(size_average, reduce, reduction):
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+           "TripletMarginLoss", "CosineSimilarity", "CTCLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
+           "PairwiseDistance"]
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = _reduction(size_average, reduce, reduction)
+        # the deprecated flags are resolved (with PyTorch's warning) once, here
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
@@ -342,3 +336,95 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=self.blank,
                           reduction=self.reduction, zero_infinity=self.zero_infinity)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss over scores (N, C) and class indices (N,), with the
+    margin's power `p` (1 or 2) and class `weight` (see `functional.multi_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[0.1, 0.2, 0.4, 0.8]])
+        >>> round(MultiMarginLoss()(x, enp.asarray([3])).item(), 4)
+        0.325
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got p={p}")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each target row lists class indices, ended by -1
+    (see `functional.multilabel_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[0.1, 0.2, 0.4, 0.8]])
+        >>> round(MultiLabelMarginLoss()(x, enp.asarray([[3, 0, -1, 1]])).item(), 4)
+        0.85
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss over multi-hot targets, averaged over the classes
+    (see `functional.multilabel_soft_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(MultiLabelSoftMarginLoss()(enp.zeros((1, 3)), enp.asarray([[1.0, 0.0, 1.0]])).item(), 4)
+        0.6931
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance function (default `functional.pairwise_distance`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = TripletMarginWithDistanceLoss(margin=0.5)
+        >>> round(m(enp.zeros((1, 2)), enp.zeros((1, 2)), enp.ones((1, 2))).item(), 4)
+        0.0
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, got {margin}")
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class PairwiseDistance(Module):
+    """p-norm distance between rows, ||x1 - x2 + eps||_p over the last axis.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(PairwiseDistance()(enp.asarray([[3.0, 0.0]]), enp.asarray([[0.0, 4.0]])).item(), 4)
+        5.0
+    """
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

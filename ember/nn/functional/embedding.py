@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import get_aval
+from ...fx.core import Tracer, get_aval
 from ...transforms.misc import stop_gradient
 from ._util import arr, enp, mean_of_sums
 from ...fx.spelling import user_str
@@ -91,6 +91,9 @@ def embedding_bag(input, weight, offsets=None, mode="mean", padding_idx=None):
 def one_hot(tensor, num_classes: int = -1):
     """One-hot int32 encoding of integer class indices, a new trailing axis of size
     `num_classes` (-1: the maximum index + 1, which needs a concrete input).
+    Indices outside [0, num_classes) raise ValueError when the values are known
+    (PyTorch raises RuntimeError); under `jit`/`vmap` they are not, and such an
+    index gives an all-zero row.
 
     Example:
         >>> import ember.numpy as enp
@@ -100,7 +103,14 @@ def one_hot(tensor, num_classes: int = -1):
     e = enp()
     x = arr(tensor)
     _check_indices(x, "one_hot")
+    v = None if isinstance(x, Tracer) else np.asarray(x)
+    if v is not None and v.size and v.min() < 0:
+        raise ValueError(f"one_hot: class values must be non-negative, got {int(v.min())}")
     if num_classes == -1:
         num_classes = int(np.asarray(e.max(x))) + 1 if x.size else 0
+    elif v is not None and v.size and v.max() >= num_classes:
+        raise ValueError(f"one_hot: class values must be smaller than num_classes={num_classes}, "
+                         f"got {int(v.max())}. Hint: pass num_classes=-1 to size it from the "
+                         f"data, or a larger num_classes")
     classes = e.arange(num_classes, dtype=x.dtype)
     return e.astype(e.expand_dims(x, -1) == classes, _dt.int32)
