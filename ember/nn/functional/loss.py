@@ -353,9 +353,13 @@ def _bce_primal(p, t):
     return -(t * lo + (1.0 - t) * l1)
 
 
+# PyTorch's floor is the float32 constant 1e-12, also in float64
+_BCE_EPS = float(np.float32(1e-12))
+
+
 def _bce_dp(dp, ans, p, t):
-    # PyTorch's derivative: the unclamped one, its denominator floored at 1e-12
-    return dp * (p - t) / enp().maximum(p * (1.0 - p), 1e-12)
+    # PyTorch's derivative: the unclamped one, its denominator floored at _BCE_EPS
+    return dp * (p - t) / enp().maximum(p * (1.0 - p), _BCE_EPS)
 
 
 def _bce_dt(dt, ans, p, t):
