@@ -395,3 +395,43 @@ def test_new_losses_are_exported():
     for name in ("multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
                  "triplet_margin_with_distance_loss", "pairwise_distance"):
         assert name in F.__all__
+
+
+# ctc_loss ---------------------------------------------------------------------------
+
+def _ctc_setup():
+    logits = np.random.default_rng(0).standard_normal((6, 3, 5))   # T=6, N=3, C=5
+    return a64(logits), enp.asarray([6, 4, 5]), enp.asarray([3, 1, 2])
+
+
+def test_ctc_nonzero_blank_vs_torch():
+    x, il, tl = _ctc_setup()
+    tg = enp.asarray([[1, 2, 2], [3, 0, 0], [3, 3, 1]])
+
+    def f(z):
+        return F.ctc_loss(F.log_softmax(z, dim=-1), tg, il, tl, blank=4, reduction="none")
+    val, g = value_and_grad(f, x)
+    close(val, [5.507014107881226, 5.336077151040045, 6.306432502685704], rtol=1e-9)
+    close(np.asarray(g)[:, 2],
+          [[0.19375594427313836, 0.376606091005851, 0.03533390680988799, -0.658551637037519, 0.05285569494864153],
+           [0.2852775029834997, 0.12346415291040795, 0.10330902375959478, 0.01833963821929314, -0.5303903178727954],
+           [0.023354282815192057, 0.37381824088590976, 0.3159934044551696, -0.5221764224097609, -0.19098950574651047],
+           [0.2537978502095567, 0.2627701562509741, 0.34290682005560186, -0.470993454769995, -0.3884813717461376],
+           [0.0843602243787352, 0.15865836327603985, 0.2185530150614977, -0.07120651962309944, -0.3903650830931734],
+           [0.0] * 5], rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("label,exc,msg", [(5, IndexError, "label 5 at position 1, out of bounds for C=5"),
+                                           (-1, IndexError, "label -1 at position 1"),
+                                           (0, ValueError, "blank index 0 at position 1")])
+def test_ctc_bad_labels_raise(label, exc, msg):
+    x, il, tl = _ctc_setup()
+    lp = F.log_softmax(x, dim=-1)
+    tg = enp.asarray([[1, label, 2], [3, 0, 0], [4, 4, 1]])
+    with pytest.raises(exc, match=msg):
+        F.ctc_loss(lp, tg, il, tl)
+    # padding past a target's length may hold anything (here the blank 0 of row 1)
+    F.ctc_loss(lp, enp.asarray([[1, 2, 2], [3, 0, 0], [4, 4, 1]]), il, tl)
+    # under jit the labels are unknown while tracing: that sequence's loss is NaN
+    got = np.asarray(ember.jit(lambda t: F.ctc_loss(lp, t, il, tl, reduction="none"))(tg))
+    assert np.isnan(got[0]) and np.isfinite(got[1:]).all()
