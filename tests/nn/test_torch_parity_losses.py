@@ -435,3 +435,20 @@ def test_ctc_bad_labels_raise(label, exc, msg):
     # under jit the labels are unknown while tracing: that sequence's loss is NaN
     got = np.asarray(ember.jit(lambda t: F.ctc_loss(lp, t, il, tl, reduction="none"))(tg))
     assert np.isnan(got[0]) and np.isfinite(got[1:]).all()
+
+
+def test_argument_checks_like_torch():
+    x, t = a64([0.5, -1.0, 2.0]), a64([0.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="beta must be non-negative"):
+        F.smooth_l1_loss(x, t, beta=-1.0)
+    with pytest.raises(ValueError, match="delta must be positive"):
+        F.huber_loss(x, t, delta=0.0)
+    with pytest.raises(ValueError, match="'avg' is not a valid value for reduction.*batchmean"):
+        F.kl_div(x, t, reduction="avg")
+    a = a64(np.ones((3, 4)))
+    for target in (a64(np.ones((3, 1))), a64(np.ones(2))):
+        with pytest.raises(ValueError, match=r"cosine_embedding_loss: expected .* target \((3, 1|2,)\)"):
+            F.cosine_embedding_loss(a, a, target)
+    with pytest.raises(ValueError, match=r"input2 \(3, 5\)"):
+        F.cosine_embedding_loss(a, a64(np.ones((3, 5))), a64(np.ones(3)))
+    close(F.cosine_embedding_loss(a64([1.0, 0.0]), a64([0.0, 1.0]), enp.asarray(1)), 1.0)

@@ -194,6 +194,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         [0.125, 2.5]
     """
     e = enp()
+    if not delta > 0:
+        raise ValueError(f"huber_loss: delta must be positive, got delta={delta}")
     x, t = _pair(input, target, "huber_loss", "warn")
     d = e.abs(x - t)
     loss = e.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
@@ -213,6 +215,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got beta={beta}")
     x, t = _pair(input, target, "smooth_l1_loss", "warn")
     d = e.abs(x - t)
     if beta == 0:
@@ -440,6 +444,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"kl_div: {reduction!r} is not a valid value for reduction (use 'none', "
+                         f"'batchmean', 'sum' or 'mean')")
     x, t = _pair(input, target, "kl_div")
     if log_target:
         loss = e.exp(t) * (t - x)
@@ -483,14 +490,21 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    a, b = _pair(input1, input2, "cosine_embedding_loss")
+    a, b = float_arr(input1), float_arr(input2)
+    y = arr(target)
+    if a.shape != b.shape or a.ndim not in (1, 2) or y.ndim != a.ndim - 1 or (
+            a.ndim == 2 and y.shape[0] != a.shape[0]):
+        raise ValueError(f"cosine_embedding_loss: expected input1 and input2 both (N, D) with "
+                         f"target (N,), or both (D,) with a scalar target; got input1 "
+                         f"{_shape_str(a.shape)}, input2 {_shape_str(b.shape)}, target "
+                         f"{_shape_str(y.shape)}")
+    a, b = _pair(a, b, "cosine_embedding_loss")
     dim = a.ndim - 1
     eps = 1e-12
     prod = e.sum(a * b, axis=dim)
     mag1 = e.sum(a * a, axis=dim) + eps
     mag2 = e.sum(b * b, axis=dim) + eps
     cos = prod / e.sqrt(mag1 * mag2)
-    y = arr(target)
     loss = e.where(y == 1, 1.0 - cos, e.where(y == -1, _clamp0(cos - margin), 0.0))
     return reduce_loss(loss, reduction, "cosine_embedding_loss")
 
