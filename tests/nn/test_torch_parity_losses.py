@@ -452,3 +452,11 @@ def test_argument_checks_like_torch():
     with pytest.raises(ValueError, match=r"input2 \(3, 5\)"):
         F.cosine_embedding_loss(a, a64(np.ones((3, 5))), a64(np.ones(3)))
     close(F.cosine_embedding_loss(a64([1.0, 0.0]), a64([0.0, 1.0]), enp.asarray(1)), 1.0)
+
+
+def test_value_checks_also_run_under_grad():
+    # under grad the values are known, so the eager errors still fire
+    with pytest.raises(ValueError, match="negative"):
+        ember.grad(lambda v: F.gaussian_nll_loss(a64([0.0, 1.0]), a64([1.0, 1.0]), v))(a64([-1.0, 1.0]))
+    with pytest.raises(IndexError, match="Target 4 is out of bounds"):
+        ember.grad(lambda x: F.cross_entropy(x, enp.asarray([0, 4, 1])))(a64(X))

@@ -48,9 +48,9 @@ def _lse(*xs):
 
 
 def _concrete(x):
-    if isinstance(x, Tracer):
-        return None
-    return np.asarray(x)
+    """x's values when known now (eager, or under grad), else None (jit, vmap)."""
+    from ...numpy._util import concrete_or_none
+    return concrete_or_none(x)
 
 
 def _int_vector(x, n, name):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import Tracer, get_aval
+from ...fx.core import get_aval
 from ...transforms.misc import stop_gradient
 from ._util import arr, enp, mean_of_sums
 from ...fx.spelling import user_str
@@ -103,7 +103,8 @@ def one_hot(tensor, num_classes: int = -1):
     e = enp()
     x = arr(tensor)
     _check_indices(x, "one_hot")
-    v = None if isinstance(x, Tracer) else np.asarray(x)
+    from ...numpy._util import concrete_or_none
+    v = concrete_or_none(x)
     if v is not None and v.size and v.min() < 0:
         raise ValueError(f"one_hot: class values must be non-negative, got {int(v.min())}")
     if num_classes == -1:

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import Tracer, get_aval
+from ...fx.core import get_aval
 from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
 from .activation import log_softmax
 from ...amp._autocast import full_precision
@@ -65,13 +65,9 @@ def _shape_str(shape):
 
 
 def _concrete(x):
-    """x's values as numpy, or None while tracing (jit/vmap/grad tracers carry none)."""
-    if isinstance(x, Tracer):
-        return None
-    try:
-        return np.asarray(x)
-    except Exception:
-        return None
+    """x's values as numpy when known now (eager, or under grad), else None (jit, vmap)."""
+    from ...numpy._util import concrete_or_none
+    return concrete_or_none(x)
 
 
 def _pair(input, target, op, shapes="broadcast"):
