@@ -8,6 +8,8 @@ Example:
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 from . import functional as F
 from .functional.loss import legacy_reduction
 from .module import Module
@@ -17,7 +19,7 @@ __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "TripletMarginLoss", "CosineSimilarity", "CTCLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
-           "PairwiseDistance"]
+           "PairwiseDistance", "AdaptiveLogSoftmaxWithLoss"]
 
 
 class _Loss(Module):
@@ -428,3 +430,104 @@ class PairwiseDistance(Module):
 
     def forward(self, x1, x2):
         return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# PyTorch's name and fields for AdaptiveLogSoftmaxWithLoss's result
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Adaptive softmax (Grave et al. 2016): a head over the `cutoffs[0]` most
+    frequent classes plus one entry per tail cluster, and a low-rank projection per
+    cluster (hidden size in_features // div_value^(i+1)); PyTorch's layout, so
+    state dicts are interchangeable.  `forward(input, target)` returns
+    `(output, loss)`: each target's log-probability, (N,) or () unbatched, and the
+    mean negative log-likelihood.  `log_prob(input)` gives all n_classes
+    log-probabilities and `predict(input)` their argmax.
+
+    The log-probabilities are computed for every cluster (PyTorch only evaluates
+    the clusters its targets hit) so that the layer jits and vmaps; the values and
+    gradients are the same.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
+        >>> out, loss = m(enp.ones((3, 8)), enp.asarray([0, 5, 9]))
+        >>> out.shape, loss.shape, m.log_prob(enp.ones((3, 8))).shape
+        ((3,), (), (3, 10))
+    """
+
+    def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False, device=None,
+                 dtype=None, *, key=None):
+        super().__init__()
+        from .layers import Linear, ModuleList, Sequential
+        from .layers._common import init_keys
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of length "
+                             "larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
+            raise ValueError(f"AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of unique, "
+                             f"positive integers sorted in an increasing order, where each value is "
+                             f"between 1 and n_classes-1 ({n_classes - 1}), got {cutoffs}")
+        self.in_features, self.n_classes = in_features, n_classes
+        self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
+        self.div_value, self.head_bias = div_value, head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        keys = init_keys(key, 1 + 2 * self.n_clusters)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype,
+                           key=keys[0])
+        self.tail = ModuleList()
+        for i in range(self.n_clusters):
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            self.tail.append(Sequential(
+                Linear(in_features, hsz, bias=False, device=device, dtype=dtype, key=keys[1 + 2 * i]),
+                Linear(hsz, osz, bias=False, device=device, dtype=dtype, key=keys[2 + 2 * i])))
+
+    def log_prob(self, input):
+        """log-probabilities of all n_classes classes, (N, n_classes) (or (n_classes,))."""
+        import ember.numpy as enp
+        head = F.log_softmax(self.head(input), dim=-1)
+        parts = [head[..., :self.shortlist_size]]
+        for i, proj in enumerate(self.tail):
+            parts.append(F.log_softmax(proj(input), dim=-1)
+                         + head[..., self.shortlist_size + i:self.shortlist_size + i + 1])
+        return enp.concatenate(parts, axis=-1)
+
+    def predict(self, input):
+        """The most probable class of each example, (N,)."""
+        import ember.numpy as enp
+        return enp.argmax(self.log_prob(input), axis=-1)
+
+    def forward(self, input, target):
+        import ember.numpy as enp
+        from .functional._util import float_arr
+        from .functional.loss import _check_classes, _shape_str
+        x, t = float_arr(input), enp.asarray(target)
+        if t.ndim == 1:
+            if x.ndim != 2:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: a 1-D target expects a 2-D input "
+                                 f"(N, in_features), got input {_shape_str(x.shape)}")
+            if x.shape[0] != t.shape[0]:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: input and target should have the "
+                                 f"same size in the batch dimension, got input "
+                                 f"{_shape_str(x.shape)} and target {_shape_str(t.shape)}")
+        elif t.ndim == 0:
+            if x.ndim != 1:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: a 0-D target expects a 1-D input "
+                                 f"(in_features,), got input {_shape_str(x.shape)}")
+        else:
+            raise ValueError(f"AdaptiveLogSoftmaxWithLoss: 0-D or 1-D target expected, "
+                             f"multi-target not supported; got target {_shape_str(t.shape)}")
+        _check_classes(t, self.n_classes, "AdaptiveLogSoftmaxWithLoss")
+        lp = self.log_prob(x)
+        C = self.n_classes
+        in_range = (t >= 0) & (t < C)
+        picked = enp.take_along_axis(lp, enp.expand_dims(enp.where(in_range, t, 0), -1), axis=-1)
+        # under jit the targets are unknown: an out-of-range one gives NaN, not a wrong value
+        output = enp.where(in_range, picked[..., 0], float("nan"))
+        return _ASMoutput(output, enp.mean(-output))

@@ -390,7 +390,7 @@ def test_pairwise_distance_vs_torch():
 
 def test_new_losses_are_exported():
     for name in ("MultiMarginLoss", "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss",
-                 "TripletMarginWithDistanceLoss", "PairwiseDistance"):
+                 "TripletMarginWithDistanceLoss", "PairwiseDistance", "AdaptiveLogSoftmaxWithLoss"):
         assert name in nn.__all__ and hasattr(nn, name)
     for name in ("multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
                  "triplet_margin_with_distance_loss", "pairwise_distance"):
@@ -460,3 +460,54 @@ def test_value_checks_also_run_under_grad():
         ember.grad(lambda v: F.gaussian_nll_loss(a64([0.0, 1.0]), a64([1.0, 1.0]), v))(a64([-1.0, 1.0]))
     with pytest.raises(IndexError, match="Target 4 is out of bounds"):
         ember.grad(lambda x: F.cross_entropy(x, enp.asarray([0, 4, 1])))(a64(X))
+
+
+def _asm():
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7], div_value=2.0, head_bias=True)
+    rng = np.random.default_rng(0)
+    # drawn in PyTorch's state_dict order, the literals below come from torch with these weights
+    shapes = [("head.weight", (6, 8)), ("head.bias", (6,)), ("tail.0.0.weight", (4, 8)),
+              ("tail.0.1.weight", (3, 4)), ("tail.1.0.weight", (2, 8)), ("tail.1.1.weight", (3, 2))]
+    sd = {k: a64(rng.standard_normal(s) * 0.5) for k, s in shapes}
+    assert {k: tuple(v.shape) for k, v in m.state_dict().items()} == dict(shapes)
+    m.load_state_dict(sd)
+    return m, a64(rng.standard_normal((4, 8)))
+
+
+def test_adaptive_log_softmax_with_loss_vs_torch():
+    m, x = _asm()
+    t = enp.asarray([0, 5, 9, 3])
+    out, loss = m(x, t)
+    close(out, [-2.105855204698666, -2.80646839450568, -2.441746990636519, -2.107725775109541], rtol=1e-6)
+    close(loss, 2.3654490912376014, rtol=1e-6)
+    g = ember.grad(lambda v: m(v, t).loss)(x)
+    close(np.asarray(g)[1], [-0.0644378672229178, -0.04753653650522273, 0.025738703748814415,
+                             0.010426014576367368, -0.02258936611499462, 0.02286168959249403,
+                             -0.12773167970682892, -0.09174037479246902], rtol=1e-5, atol=1e-7)
+    close(np.asarray(m.log_prob(x))[2],
+          [-1.311655239763182, -2.554296046380119, -1.9603009318257902, -1.8027452989032313,
+           -2.581515615547002, -2.2497241874046, -3.0978748084918775, -4.887728298853574,
+           -3.6329656885644193, -2.441746990636519], rtol=1e-6)
+    assert np.asarray(m.predict(x)).tolist() == [3, 2, 0, 1]
+    # unbatched
+    o1, l1 = m(x[1], enp.asarray(5))
+    close(o1, -2.80646839450568, rtol=1e-6)
+    close(l1, 2.80646839450568, rtol=1e-6)
+
+
+def test_adaptive_log_softmax_errors():
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[7, 4])
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 10])
+    with pytest.raises(ValueError, match="length larger than 0"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[])
+    m, x = _asm()
+    with pytest.raises(IndexError, match="Target 10 is out of bounds"):
+        m(x, enp.asarray([0, 10, 1, 2]))
+    with pytest.raises(ValueError, match="same size in the batch dimension"):
+        m(x, enp.asarray([0, 1]))
+    with pytest.raises(ValueError, match="0-D target expects a 1-D input"):
+        m(x, enp.asarray(1))
+    got = ember.jit(lambda v, t: m(v, t).output)(x, enp.asarray([0, 10, 1, 2]))
+    assert np.isnan(np.asarray(got)[1]) and np.isfinite(np.asarray(got)[[0, 2, 3]]).all()
