@@ -511,3 +511,13 @@ def test_adaptive_log_softmax_errors():
         m(x, enp.asarray(1))
     got = ember.jit(lambda v, t: m(v, t).output)(x, enp.asarray([0, 10, 1, 2]))
     assert np.isnan(np.asarray(got)[1]) and np.isfinite(np.asarray(got)[[0, 2, 3]]).all()
+
+
+def test_warnings_point_at_the_callers_line():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        F.mse_loss(a64([1.0, 2.0]), a64([0.0, 0.0]), size_average=False)
+        nn.NLLLoss(reduce=False)
+        F.l1_loss(a64(np.zeros((2, 1))), a64([0.0, 0.0]))
+    assert len(caught) == 3
+    assert all(w.filename == __file__ for w in caught), [w.filename for w in caught]
