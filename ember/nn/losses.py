@@ -8,29 +8,25 @@ Example:
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 from . import functional as F
+from .functional.loss import legacy_reduction
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
            "BCEWithLogitsLoss", "KLDivLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "TripletMarginLoss", "CosineSimilarity", "CTCLoss"]
-
-
-def _reduction(size_average, reduce, reduction):
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+           "TripletMarginLoss", "CosineSimilarity", "CTCLoss", "MultiMarginLoss",
+           "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
+           "PairwiseDistance", "AdaptiveLogSoftmaxWithLoss"]
 
 
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        self.reduction = _reduction(size_average, reduce, reduction)
+        # the deprecated flags are resolved (with PyTorch's warning) once, here
+        self.reduction = legacy_reduction(size_average, reduce, reduction)
 
     def extra_repr(self):
         return f"reduction={self.reduction!r}" if self.reduction != "mean" else ""
@@ -342,3 +338,196 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=self.blank,
                           reduction=self.reduction, zero_infinity=self.zero_infinity)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss over scores (N, C) and class indices (N,), with the
+    margin's power `p` (1 or 2) and class `weight` (see `functional.multi_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[0.1, 0.2, 0.4, 0.8]])
+        >>> round(MultiMarginLoss()(x, enp.asarray([3])).item(), 4)
+        0.325
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got p={p}")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; each target row lists class indices, ended by -1
+    (see `functional.multilabel_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.asarray([[0.1, 0.2, 0.4, 0.8]])
+        >>> round(MultiLabelMarginLoss()(x, enp.asarray([[3, 0, -1, 1]])).item(), 4)
+        0.85
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss over multi-hot targets, averaged over the classes
+    (see `functional.multilabel_soft_margin_loss`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(MultiLabelSoftMarginLoss()(enp.zeros((1, 3)), enp.asarray([[1.0, 0.0, 1.0]])).item(), 4)
+        0.6931
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, self.weight, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """Triplet loss with any distance function (default `functional.pairwise_distance`).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = TripletMarginWithDistanceLoss(margin=0.5)
+        >>> round(m(enp.zeros((1, 2)), enp.zeros((1, 2)), enp.ones((1, 2))).item(), 4)
+        0.0
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError(f"TripletMarginWithDistanceLoss: margin must be greater than 0, got {margin}")
+        self.distance_function = distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class PairwiseDistance(Module):
+    """p-norm distance between rows, ||x1 - x2 + eps||_p over the last axis.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> round(PairwiseDistance()(enp.asarray([[3.0, 0.0]]), enp.asarray([[0.0, 4.0]])).item(), 4)
+        5.0
+    """
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+# PyTorch's name and fields for AdaptiveLogSoftmaxWithLoss's result
+_ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """Adaptive softmax (Grave et al. 2016): a head over the `cutoffs[0]` most
+    frequent classes plus one entry per tail cluster, and a low-rank projection per
+    cluster (hidden size in_features // div_value^(i+1)); PyTorch's layout, so
+    state dicts are interchangeable.  `forward(input, target)` returns
+    `(output, loss)`: each target's log-probability, (N,) or () unbatched, and the
+    mean negative log-likelihood.  `log_prob(input)` gives all n_classes
+    log-probabilities and `predict(input)` their argmax.
+
+    The log-probabilities are computed for every cluster (PyTorch only evaluates
+    the clusters its targets hit) so that the layer jits and vmaps; the values and
+    gradients are the same.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7])
+        >>> out, loss = m(enp.ones((3, 8)), enp.asarray([0, 5, 9]))
+        >>> out.shape, loss.shape, m.log_prob(enp.ones((3, 8))).shape
+        ((3,), (), (3, 10))
+    """
+
+    def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False, device=None,
+                 dtype=None, *, key=None):
+        super().__init__()
+        from .layers import Linear, ModuleList, Sequential
+        from .layers._common import init_keys
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of length "
+                             "larger than 0")
+        if (cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs)):
+            raise ValueError(f"AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of unique, "
+                             f"positive integers sorted in an increasing order, where each value is "
+                             f"between 1 and n_classes-1 ({n_classes - 1}), got {cutoffs}")
+        self.in_features, self.n_classes = in_features, n_classes
+        self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
+        self.div_value, self.head_bias = div_value, head_bias
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        keys = init_keys(key, 1 + 2 * self.n_clusters)
+        self.head = Linear(in_features, self.head_size, bias=head_bias, device=device, dtype=dtype,
+                           key=keys[0])
+        self.tail = ModuleList()
+        for i in range(self.n_clusters):
+            hsz = int(in_features // (div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            self.tail.append(Sequential(
+                Linear(in_features, hsz, bias=False, device=device, dtype=dtype, key=keys[1 + 2 * i]),
+                Linear(hsz, osz, bias=False, device=device, dtype=dtype, key=keys[2 + 2 * i])))
+
+    def log_prob(self, input):
+        """log-probabilities of all n_classes classes, (N, n_classes) (or (n_classes,))."""
+        import ember.numpy as enp
+        head = F.log_softmax(self.head(input), dim=-1)
+        parts = [head[..., :self.shortlist_size]]
+        for i, proj in enumerate(self.tail):
+            parts.append(F.log_softmax(proj(input), dim=-1)
+                         + head[..., self.shortlist_size + i:self.shortlist_size + i + 1])
+        return enp.concatenate(parts, axis=-1)
+
+    def predict(self, input):
+        """The most probable class of each example, (N,)."""
+        import ember.numpy as enp
+        return enp.argmax(self.log_prob(input), axis=-1)
+
+    def forward(self, input, target):
+        import ember.numpy as enp
+        from .functional._util import float_arr
+        from .functional.loss import _check_classes, _shape_str
+        x, t = float_arr(input), enp.asarray(target)
+        if t.ndim == 1:
+            if x.ndim != 2:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: a 1-D target expects a 2-D input "
+                                 f"(N, in_features), got input {_shape_str(x.shape)}")
+            if x.shape[0] != t.shape[0]:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: input and target should have the "
+                                 f"same size in the batch dimension, got input "
+                                 f"{_shape_str(x.shape)} and target {_shape_str(t.shape)}")
+        elif t.ndim == 0:
+            if x.ndim != 1:
+                raise ValueError(f"AdaptiveLogSoftmaxWithLoss: a 0-D target expects a 1-D input "
+                                 f"(in_features,), got input {_shape_str(x.shape)}")
+        else:
+            raise ValueError(f"AdaptiveLogSoftmaxWithLoss: 0-D or 1-D target expected, "
+                             f"multi-target not supported; got target {_shape_str(t.shape)}")
+        _check_classes(t, self.n_classes, "AdaptiveLogSoftmaxWithLoss")
+        lp = self.log_prob(x)
+        C = self.n_classes
+        in_range = (t >= 0) & (t < C)
+        picked = enp.take_along_axis(lp, enp.expand_dims(enp.where(in_range, t, 0), -1), axis=-1)
+        # under jit the targets are unknown: an out-of-range one gives NaN, not a wrong value
+        output = enp.where(in_range, picked[..., 0], float("nan"))
+        return _ASMoutput(output, enp.mean(-output))

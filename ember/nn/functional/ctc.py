@@ -48,9 +48,9 @@ def _lse(*xs):
 
 
 def _concrete(x):
-    if isinstance(x, Tracer):
-        return None
-    return np.asarray(x)
+    """x's values when known now (eager, or under grad), else None (jit, vmap)."""
+    from ...numpy._util import concrete_or_none
+    return concrete_or_none(x)
 
 
 def _int_vector(x, n, name):
@@ -72,7 +72,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     them.  `targets` is (N, S) padded or 1-D, the N targets concatenated;
     `input_lengths` and `target_lengths` give each sequence's lengths.
     `reduction`: "mean" (each loss divided by its target length, then the batch
-    mean, as in PyTorch), "sum" or "none".
+    mean, as in PyTorch), "sum" or "none".  A label outside [0, C) raises
+    IndexError and a blank label ValueError (PyTorch does not check); under `jit`
+    the labels are not known, and such a sequence's loss is NaN.
 
     Example:
         >>> import ember.numpy as enp
@@ -131,7 +133,22 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     if S == 0:
         padded, S = e.full((N, 1), blank, dtype=e.int32), 1
     j = e.arange(S, dtype=e.int32)
-    padded = e.where(j[None, :] < tl[:, None], padded, blank)  # padding is never read as a label
+    inside = j[None, :] < tl[:, None]
+    # a label must be a class other than blank; PyTorch does not check and returns an
+    # out-of-bounds read (label >= C) or a gradient that does not match its loss (blank)
+    bad_label = inside & ((padded < 0) | (padded >= C) | (padded == blank))
+    bad_c = _concrete(bad_label)
+    if bad_c is not None and bad_c.any():
+        n, k = (int(v[0]) for v in np.nonzero(bad_c))
+        label = int(np.asarray(padded)[n, k])
+        if label == blank:
+            raise ValueError(f"ctc_loss: target {n} holds the blank index {blank} at position {k}; "
+                             f"targets must not contain blank. Hint: pass blank= the index your "
+                             f"model reserves for it, or remove it from the targets")
+        raise IndexError(f"ctc_loss: target {n} holds label {label} at position {k}, out of bounds "
+                         f"for C={C} classes (log_probs {get_aval(lp).str_user()})")
+    padded = e.where(inside, padded, blank)  # padding is never read as a label
+    padded = e.clip(padded, 0, C - 1)
     L = 2 * S + 1
     labels = e.reshape(e.stack([e.full((N, S), blank, dtype=e.int32), padded], axis=-1), (N, 2 * S))
     ext = e.concatenate([labels, e.full((N, 1), blank, dtype=e.int32)], axis=-1)         # (N, L)
@@ -155,6 +172,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     before = e.take_along_axis(alpha, e.maximum(2 * tl - 1, 0)[:, None], axis=1)[:, 0]
     before = e.where(tl > 0, before, -np.inf)
     loss = -_lse(last, before)
+    # under jit the labels are unknown when tracing: a bad one makes its loss NaN
+    loss = e.where(e.any(bad_label, axis=1), np.nan, loss)
     if zero_infinity:
         loss = e.where(e.isinf(loss), e.zeros_like(loss), loss)
     if reduction == "none":

@@ -248,6 +248,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
 def one_hot(tensor, num_classes: int = -1):
     """One-hot int32 encoding of integer class indices, a new trailing axis of size
     `num_classes` (-1: the maximum index + 1, which needs a concrete input).
+    Indices outside [0, num_classes) raise ValueError when the values are known
+    (PyTorch raises RuntimeError); under `jit`/`vmap` they are not, and such an
+    index gives an all-zero row.
 
     Example:
         >>> import ember.numpy as enp
@@ -257,7 +260,15 @@ def one_hot(tensor, num_classes: int = -1):
     e = enp()
     x = arr(tensor)
     _check_indices(x, "one_hot")
+    from ...numpy._util import concrete_or_none
+    v = concrete_or_none(x)
+    if v is not None and v.size and v.min() < 0:
+        raise ValueError(f"one_hot: class values must be non-negative, got {int(v.min())}")
     if num_classes == -1:
         num_classes = int(np.asarray(e.max(x))) + 1 if x.size else 0
+    elif v is not None and v.size and v.max() >= num_classes:
+        raise ValueError(f"one_hot: class values must be smaller than num_classes={num_classes}, "
+                         f"got {int(v.max())}. Hint: pass num_classes=-1 to size it from the "
+                         f"data, or a larger num_classes")
     classes = e.arange(num_classes, dtype=x.dtype)
     return e.astype(e.expand_dims(x, -1) == classes, _dt.int32)
