@@ -462,39 +462,52 @@ class Module(HookMixin):
             yield m
 
     def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
-                     trainable_only=False):
+                     trainable_only=False, remove_duplicate=False):
         mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        seen = set()
         for mname, m in mods:
             reg = m._registries()[0 if kind == "param" else 1]
             for n, v in reg.items():
                 if v is None:
                     continue
+                if remove_duplicate:  # one array object in two slots: PyTorch lists it once
+                    if id(v) in seen:
+                        continue
+                    seen.add(id(v))
                 if persistent_only and n in m._non_persistent:
                     continue
                 if trainable_only and n in m._frozen:
                     continue
                 yield (f"{mname}.{n}" if mname else n), v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        """(dotted name, array) pairs of every parameter (frozen ones included).
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+        """(dotted name, array) pairs of every parameter (frozen ones included), in
+        registration order.  A submodule registered twice is listed once.  One array
+        assigned to two slots (tied weights) is listed under both names by default,
+        unlike PyTorch: arrays are immutable, so gradients and optimisers treat the two
+        slots as separate parameters and the names here match `parameters()` and the
+        gradient trees.  `remove_duplicate=True` lists it once, under its first name
+        (PyTorch's default listing).
 
         Example:
             >>> from ember import nn
             >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
             ['weight', 'bias']
         """
-        return NamedParameters(self, self._named_state("param", recurse, prefix),
+        return NamedParameters(self, self._named_state("param", recurse, prefix,
+                                                       remove_duplicate=remove_duplicate),
                                lambda: self._param_tree(recurse))
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        """(dotted name, array) pairs of every buffer.
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+        """(dotted name, array) pairs of every buffer; `remove_duplicate=True` lists one
+        array held in two slots once (see `named_parameters`).
 
         Example:
             >>> from ember import nn
             >>> [n for n, _ in nn.BatchNorm1d(2).named_buffers()]
             ['running_mean', 'running_var', 'num_batches_tracked']
         """
-        yield from self._named_state("buffer", recurse, prefix)
+        yield from self._named_state("buffer", recurse, prefix, remove_duplicate=remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> dict:
         """All parameters as a nested dict (a pytree), frozen ones included.  Use
@@ -574,6 +587,7 @@ class Module(HookMixin):
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Array]":
         """Parameters and persistent buffers by dotted name (PyTorch's layout and names).
+        A submodule registered under several names appears under each of them.
 
         Example:
             >>> from ember import nn
@@ -581,7 +595,9 @@ class Module(HookMixin):
             ['weight', 'bias']
         """
         out = OrderedDict()
-        for mname, m in self.named_modules(prefix=prefix.rstrip(".")):
+        # A submodule registered under two names is listed under both, as in PyTorch, so a
+        # checkpoint holds every name a loader of either layout looks for.
+        for mname, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             for kind in (0, 1):
                 reg = m._registries()[kind]
                 for n, v in reg.items():
