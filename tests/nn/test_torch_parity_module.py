@@ -62,3 +62,57 @@ def test_buffers_dedup_by_identity_when_asked():
     m.register_buffer("y", t)
     assert [n for n, _ in m.named_buffers()] == ["x", "y"]
     assert [n for n, _ in m.named_buffers(remove_duplicate=True)] == ["x"]
+
+
+def _seq():
+    m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    m.load_state_dict({"0.weight": np.asarray([[1.0, 2.0], [3.0, 4.0]]), "0.bias": np.asarray([5.0, 6.0]),
+                       "1.weight": np.asarray([[7.0, 8.0]]), "1.bias": np.asarray([9.0])})
+    return m
+
+
+@pytest.mark.parametrize("source", ["module", "parameters"])
+def test_parameters_to_vector_is_in_registration_order(source):
+    m = _seq()
+    arg = m if source == "module" else m.parameters()
+    # torch.nn.utils.parameters_to_vector(t.parameters()) for the same weights
+    assert utils.parameters_to_vector(arg).tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+
+
+def test_parameters_to_vector_of_a_dict_keeps_insertion_order():
+    p = {"w": enp.asarray([1.0, 2.0]), "b": enp.asarray([3.0])}
+    assert utils.parameters_to_vector(p).tolist() == [1.0, 2.0, 3.0]
+    back = utils.vector_to_parameters(enp.asarray([4.0, 5.0, 6.0]), p)
+    assert back["w"].tolist() == [4.0, 5.0] and back["b"].tolist() == [6.0]
+    assert p["w"].tolist() == [1.0, 2.0]        # a plain pytree is not written
+
+
+def test_vector_to_parameters_writes_the_module_like_torch():
+    m = _seq()
+    m.freeze("1.bias")
+    out = utils.vector_to_parameters(enp.arange(9.0), m.parameters())
+    assert m[0].weight.tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    assert m[0].bias.tolist() == [4.0, 5.0]
+    assert m[1].weight.tolist() == [[6.0, 7.0]]
+    assert m[1].bias.tolist() == [8.0]          # torch writes every parameter
+    assert out["1"]["bias"].tolist() == [8.0]
+    with pytest.raises(ValueError, match="9 entries"):
+        utils.vector_to_parameters(enp.arange(8.0), m)
+
+
+@pytest.mark.parametrize("fn,args", [("clip_grad_norm_", (1.0,)), ("clip_grad_norm", (1.0,)),
+                                     ("clip_grad_value_", (0.5,)), ("clip_grad_value", (0.5,))])
+def test_clipping_parameters_raises_instead_of_doing_nothing(fn, args):
+    m = _seq()
+    for arg in (m.parameters(), m.named_parameters(), m):
+        with pytest.raises(TypeError, match="value_and_grad"):
+            getattr(utils, fn)(arg, *args)
+
+
+def test_clip_grad_norm_of_grads_matches_torch():
+    g = {"w": enp.asarray([[3.0, 0.0], [0.0, 4.0]]), "b": enp.asarray([12.0])}
+    clipped, norm = utils.clip_grad_norm_(g, 1.0)
+    # torch: total norm 13, coefficient 1 / (13 + 1e-6)
+    assert abs(norm.item() - 13.0) < 1e-5
+    np.testing.assert_allclose(np.asarray(clipped["b"]), [12.0 / (13.0 + 1e-6)], rtol=1e-6)
+    assert utils.clip_grad_value_(g, 2.0)["b"].tolist() == [2.0]
