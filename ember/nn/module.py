@@ -51,6 +51,7 @@ Example:
 """
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -79,6 +80,100 @@ IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_k
 
 def _is_array(v) -> bool:
     return isinstance(v, (Array, Tracer))
+
+
+# --- finding the module slots that hold an array (for nn.init's in-place spelling) ----
+# `nn.init.normal_(layer.weight)` must update the layer, as in PyTorch, yet arrays are
+# immutable: the initialiser rebinds every slot holding that very array object.  Every
+# registry write indexes the array's id (`_Slots`); modules whose registries are not
+# `_Slots` (made some other way) are still found by a scan over the live modules.
+
+_LIVE_MODULES: "weakref.WeakSet" = weakref.WeakSet()
+_HOLDERS: dict = {}  # id(array) -> (weakref to the array, [weakref to a module, ...])
+
+
+def _track(module) -> None:
+    try:
+        _LIVE_MODULES.add(module)
+    except TypeError:  # a subclass with __eq__ but no __hash__: only the id index finds it
+        pass
+
+
+def _forget(key, ref):
+    entry = _HOLDERS.get(key)
+    if entry is not None and entry[0] is ref:
+        del _HOLDERS[key]
+
+
+def _note_holder(value, module) -> None:
+    if type(value) is not Array:
+        return
+    key = id(value)
+    entry = _HOLDERS.get(key)
+    if entry is None or entry[0]() is not value:
+        ref = weakref.ref(value, lambda r, key=key: _forget(key, r))
+        entry = (ref, {})
+        _HOLDERS[key] = entry
+    if id(module) not in entry[1]:
+        entry[1][id(module)] = weakref.ref(module)
+
+
+class _Slots(OrderedDict):
+    """A module's parameter or buffer registry: every write notes which module holds
+    the array, so `rebind_array` finds the slots without scanning all modules."""
+
+    def __init__(self, owner=None):
+        super().__init__()
+        self._owner = weakref.ref(owner) if owner is not None else None
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        owner = self._owner() if self._owner is not None else None
+        if owner is not None:
+            _note_holder(value, owner)
+
+    def __reduce__(self):
+        # the owner is a weakref (not picklable); Module.__setstate__ sets it again
+        return (type(self), (), None, None, iter(list(self.items())))
+
+    def copy(self):
+        return OrderedDict(self)
+
+
+def _rebind_slots(modules, old, new) -> int:
+    count = 0
+    for m in modules:
+        if m is None or "_parameters" not in m.__dict__:
+            continue
+        for reg in (m._parameters, m._buffers):
+            names = [n for n, v in reg.items() if v is old]
+            for n in names:
+                reg[n] = new
+                _note_holder(new, m)
+                count += 1
+    return count
+
+
+def rebind_array(old, new) -> int:
+    """Put `new` in every parameter or buffer slot of every live module that holds the
+    array object `old` (not an equal copy); returns how many slots changed.  This is how
+    `nn.init.normal_(layer.weight)` updates the layer.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> rebind_array(m.bias, enp.zeros(1)), m.bias.tolist()
+        (1, [0.0])
+    """
+    if type(old) is not Array or old is new:
+        return 0
+    entry = _HOLDERS.get(id(old))
+    if entry is not None and entry[0]() is old:
+        count = _rebind_slots([r() for r in list(entry[1].values())], old, new)
+        if count:
+            return count
+    return _rebind_slots(list(_LIVE_MODULES), old, new)
 
 
 class Parameter:
@@ -234,13 +329,14 @@ class Module(HookMixin):
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}: Module.__init__() takes no arguments")
         d = self.__dict__
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _Slots(self)
+        d["_buffers"] = _Slots(self)
         d["_modules"] = OrderedDict()
         d["_frozen"] = set()
         d["_non_persistent"] = set()
         d["training"] = True
         d["_rng_key"] = None
+        _track(self)
 
     # --- attribute registration -----------------------------------------------------
 
@@ -1078,6 +1174,12 @@ class Module(HookMixin):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        _track(self)  # copies and unpickled modules are found by nn.init too
+        for reg in (self.__dict__.get("_parameters"), self.__dict__.get("_buffers")):
+            if isinstance(reg, _Slots):
+                reg._owner = weakref.ref(self)
+                for v in reg.values():
+                    _note_holder(v, self)
 
 
 # functional_call needs Module: imported once the class exists, re-exported from here

@@ -116,3 +116,76 @@ def test_clip_grad_norm_of_grads_matches_torch():
     assert abs(norm.item() - 13.0) < 1e-5
     np.testing.assert_allclose(np.asarray(clipped["b"]), [12.0 / (13.0 + 1e-6)], rtol=1e-6)
     assert utils.clip_grad_value_(g, 2.0)["b"].tolist() == [2.0]
+
+
+# --- nn.init's in-place spelling updates the module -------------------------------------
+
+from ember import random  # noqa: E402
+from ember.nn import init  # noqa: E402
+
+_INITS = {
+    "uniform_": lambda w: init.uniform_(w, -0.1, 0.1, key=random.key(0)),
+    "normal_": lambda w: init.normal_(w, 0.0, 0.1, key=random.key(0)),
+    "trunc_normal_": lambda w: init.trunc_normal_(w, std=0.1, key=random.key(0)),
+    "constant_": lambda w: init.constant_(w, 0.25),
+    "ones_": lambda w: init.ones_(w),
+    "zeros_": lambda w: init.zeros_(w),
+    "eye_": lambda w: init.eye_(w),
+    "xavier_uniform_": lambda w: init.xavier_uniform_(w, key=random.key(0)),
+    "xavier_normal_": lambda w: init.xavier_normal_(w, key=random.key(0)),
+    "kaiming_uniform_": lambda w: init.kaiming_uniform_(w, key=random.key(0)),
+    "kaiming_normal_": lambda w: init.kaiming_normal_(w, key=random.key(0)),
+    "orthogonal_": lambda w: init.orthogonal_(w, key=random.key(0)),
+    "sparse_": lambda w: init.sparse_(w, 0.5, key=random.key(0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_INITS))
+def test_init_called_like_torch_updates_the_layer(name):
+    layer = nn.Linear(4, 3)
+    old = np.asarray(layer.weight).copy()
+    out = _INITS[name](layer.weight)          # the result is not assigned, as in PyTorch
+    assert layer.weight is out
+    assert layer.weight.shape == (3, 4) and layer.weight.dtype == np.float32
+    assert not np.array_equal(np.asarray(layer.weight), old)
+
+
+def test_init_values_match_torch():
+    m = nn.Linear(3, 2)
+    init.eye_(m.weight)
+    assert m.weight.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]    # torch.nn.init.eye_
+    init.constant_(m.bias, 0.3)
+    np.testing.assert_allclose(np.asarray(m.bias), [0.3, 0.3], rtol=1e-7)
+    conv = nn.Conv1d(2, 2, 3)
+    init.dirac_(conv.weight)
+    # torch.nn.init.dirac_ on a (2, 2, 3) weight
+    assert conv.weight.tolist() == [[[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]],
+                                    [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]]
+    big = nn.Linear(100, 50)
+    init.kaiming_uniform_(big.weight, key=random.key(1))  # bound sqrt(6 / fan_in), a=0
+    w = np.abs(np.asarray(big.weight))
+    assert w.max() <= np.sqrt(6 / 100) and w.max() > 0.95 * np.sqrt(6 / 100)
+
+
+def test_init_after_an_optimizer_step_and_on_tied_slots():
+    from ember import optim
+    m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    opt.step({k: {n: enp.ones_like(v) for n, v in sub.items()} for k, sub in m.parameters().items()})
+    init.zeros_(m[1].bias)                    # a slot written by the optimiser
+    assert m[1].bias.tolist() == [0.0, 0.0]
+    m[1].weight = m[0].weight                 # one array in two slots: both follow
+    init.ones_(m[0].weight)
+    assert m[0].weight.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    assert m[1].weight is m[0].weight
+
+
+def test_init_of_a_free_array_returns_and_a_traced_one_rebinds_nothing():
+    import ember
+    w = enp.zeros((2, 2))
+    out = init.ones_(w)
+    assert w.tolist() == [[0.0, 0.0], [0.0, 0.0]] and out.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    m = nn.Linear(2, 2)
+    before = m.weight
+    ember.jit(lambda x: init.zeros_(x) + x)(m.weight)
+    assert m.weight is before
