@@ -160,3 +160,157 @@ def test_reduce_lr_on_plateau_state_dict_round_trip_matches_torch():
     assert sorted(sd) == ["_last_lr", "best", "cooldown", "cooldown_counter", "default_min_lr",
                           "eps", "factor", "last_epoch", "min_lrs", "mode", "mode_worse",
                           "num_bad_epochs", "patience", "threshold", "threshold_mode"]
+
+
+# --- optimisers vs torch on a small problem ---------------------------------------------
+
+# torch 2.13 (default dtype float64), 20 steps: x (3), y (2) and for ASGD the averages ax (5)
+_OPT_REF = [
+    ("SGD", {'lr': 0.05},
+     [-0.459460442754155, 1.16970009030822, -0.886726926884986, -0.503609736711803, -0.917224076864722]),
+    ("SGD", {'lr': 0.05, 'momentum': 0.9, 'dampening': 0.2, 'weight_decay': 0.05},
+     [-0.299589367296363, 1.07716929052573, -0.891367894265261, -0.634498720183787, -0.768329131759139]),
+    ("SGD", {'lr': 0.05, 'momentum': 0.9, 'nesterov': True, 'weight_decay': 0.05},
+     [-0.534084308459915, 1.11215443860428, -0.861678812461285, -0.898892847607169, -0.968270183586022]),
+    ("SGD", {'lr': 0.05, 'momentum': 0.5, 'maximize': True},
+     [-0.542102325185658, 1.26467723693411, -0.871417740075538, -0.994631543998768, -1.00210651284826]),
+    ("Adam", {'lr': 0.05, 'amsgrad': True, 'weight_decay': 0.1},
+     [0.0614819015888787, 1.03982580375794, -0.695180138450349, -0.483600225026358, -1.08704047284358]),
+    ("Adam", {'lr': 0.05, 'maximize': True},
+     [0.0585962856948955, 1.09455572257288, -0.869123431228801, -0.489601988337494, -1.10982949223884]),
+    ("AdamW", {'lr': 0.05, 'weight_decay': 0.2, 'amsgrad': True},
+     [-0.0255047111446757, 1.11700651987318, -0.850486507671884, -0.491718988415943, -1.02242425793742]),
+    ("AdamW", {'lr': 0.05, 'maximize': True},
+     [0.0538225223205609, 1.09574987284606, -0.868617817587712, -0.489873070771337, -1.10550217567679]),
+    ("RMSprop", {'lr': 0.01, 'momentum': 0.5},
+     [-0.150847986458999, 1.16119634093151, -0.846419714498328, -0.852422734645962, -1.00041869116641]),
+    ("RMSprop", {'lr': 0.01, 'centered': True},
+     [0.289532388677324, 1.04405280149318, -0.80936101058205, -0.285958912672732, -0.902874719357757]),
+    ("RMSprop", {'lr': 0.01, 'momentum': 0.5, 'centered': True, 'weight_decay': 0.1, 'maximize': True},
+     [-0.166304252288884, 1.0946875012333, -0.749947087220144, -0.851813835016424, -0.966451398802388]),
+    ("Adagrad", {'lr': 0.1, 'lr_decay': 0.05},
+     [0.461160837855075, 0.998596001370212, -0.795319248663987, -0.0715270821078871, -0.780730904320849]),
+    ("Adagrad", {'lr': 0.1, 'maximize': True, 'eps': 1e-06},
+     [0.325135163198368, 1.03490376342893, -0.806634920197871, -0.24059941956097, -0.881665683241007]),
+    ("Adadelta", {'lr': 0.5},
+     [0.965393409662164, 0.969698711451295, -0.966602380508294, 0.465335821519777, -0.284846688385069]),
+    ("Adadelta", {'lr': 0.5, 'maximize': True, 'weight_decay': 0.1},
+     [0.965396873310454, 0.968318308919625, -0.966224630505681, 0.465360816437809, -0.284799386247494]),
+    ("Adamax", {'lr': 0.05},
+     [0.180741611721676, 1.0668301850646, -0.769573098919853, -0.431654983308589, -1.03761738222289]),
+    ("Adamax", {'lr': 0.05, 'maximize': True, 'weight_decay': 0.1},
+     [0.186491038773021, 0.984998364178259, -0.63106951904579, -0.410984070582918, -1.01173262713369]),
+    ("NAdam", {'lr': 0.05, 'momentum_decay': 0.01},
+     [0.238118077430263, 1.05608038678642, -0.804962377547169, -0.336882292631419, -0.953117326720426]),
+    ("NAdam", {'lr': 0.05, 'maximize': True},
+     [0.238077274613516, 1.05609969506608, -0.805011485244211, -0.337076672240332, -0.953013593333741]),
+    ("RAdam", {'lr': 0.05, 'weight_decay': 0.1},
+     [-0.0013080697211472, 0.99512515130152, -0.886104918756447, 0.172705687942134, -0.528532464161972]),
+    ("RAdam", {'lr': 0.05, 'maximize': True},
+     [0.0130235736842572, 1.0230296574194, -0.910164339969483, 0.18323709954959, -0.536072814561017]),
+    ("ASGD", {'lr': 0.05},
+     [-0.459435616641374, 1.16963873510067, -0.886662400109611, -0.503577693744526, -0.917182314387613, -0.459435616641374, 1.16963873510067, -0.886662400109611, -0.503577693744526, -0.917182314387613]),
+    ("ASGD", {'lr': 0.05, 'lambd': 0.001, 'alpha': 0.5, 't0': 5, 'weight_decay': 0.1},
+     [-0.443319440924525, 1.11567002111466, -0.822952991575857, -0.502492578182524, -0.884548099621583, -0.296621782508154, 1.05992749289503, -0.859260478393056, -0.198516037626297, -0.752098645527076]),
+    ("Rprop", {'lr': 0.05},
+     [-0.5208366168064, 1.281362318336, -0.8985068288, -1.01077504512, -1.0023948288]),
+    ("Rprop", {'lr': 0.05, 'etas': (0.3, 1.5), 'step_sizes': (0.0001, 1.0), 'maximize': True},
+     [-0.557517475585938, 1.25082023339844, -0.876581275390625, -1.03027074462891, -1.00682772949219]),
+]
+# SGD(momentum=0.9) on x; after 5 steps add_param_group(y, lr=0.1, nesterov=True); 15 steps
+_GROUP_REF = [-0.00838981645092191, 1.52817134632689, -0.87496754945608, -0.950525725961936, -0.938348916099518]
+
+_A = np.array([[3.0, 0.5, 0.0], [0.5, 2.0, 0.3], [0.0, 0.3, 1.0]])
+_B = np.array([1.0, -2.0, 0.5])
+
+
+def _grads(x, y, neg=False):
+    # f = x'Ax/2 + b'x + sum(y^4)/4 + sum(y); the maximize cases climb -f
+    s = -1.0 if neg else 1.0
+    return s * (_A @ x + _B), s * (y ** 3 + 1.0)
+
+
+def _run_opt(cls, hp, steps=20, dtype="float64", jit=True, opt=None):
+    if opt is None:
+        opt = getattr(optim, cls)([enp.asarray([1.0, 1.0, -1.0], dtype=dtype),
+                                   enp.asarray([[0.5, -0.25]], dtype=dtype)], jit=jit, **hp)
+    for _ in range(steps):
+        x, y = (np.asarray(p).astype(np.float64) for p in opt.params)
+        gx, gy = _grads(x, y, hp.get("maximize", False))
+        opt.step([enp.asarray(gx, dtype=dtype), enp.asarray(gy, dtype=dtype)])
+    return opt
+
+
+def _flat(opt, cls):
+    out = [v for p in opt.params for v in np.asarray(p).astype(np.float64).ravel()]
+    if cls == "ASGD":
+        st = opt.state_dict()["state"]
+        out += [v for i in (0, 1) for v in np.asarray(st[i]["ax"]).astype(np.float64).ravel()]
+    return np.asarray(out)
+
+
+_IDS = [f"{c}-{i}" for i, (c, _, _) in enumerate(_OPT_REF)]
+
+
+@pytest.mark.parametrize("cls,hp,expected", _OPT_REF, ids=_IDS)
+def test_20_steps_match_torch(cls, hp, expected):
+    np.testing.assert_allclose(_flat(_run_opt(cls, hp), cls), expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("cls,hp,expected", [r for r in _OPT_REF if r[0] in ("ASGD", "Rprop")],
+                         ids=lambda v: v if isinstance(v, str) else "")
+def test_new_optimizers_float32_and_eager(cls, hp, expected):
+    np.testing.assert_allclose(_flat(_run_opt(cls, hp, jit=False), cls), expected, rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(_flat(_run_opt(cls, hp, dtype="float32"), cls), expected,
+                               rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls,hp,expected", _OPT_REF, ids=_IDS)
+def test_state_dict_round_trip_continues_identically(cls, hp, expected):
+    first = _run_opt(cls, hp, steps=10)
+    sd = copy.deepcopy(first.state_dict())
+    fresh = getattr(optim, cls)([enp.asarray(p) for p in first.params], **hp)
+    fresh.load_state_dict(sd)
+    np.testing.assert_allclose(_flat(_run_opt(cls, hp, steps=10, opt=fresh), cls), expected,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_torch_state_dict_keys_of_the_new_optimizers():
+    for cls, keys in (("ASGD", ["step", "eta", "mu", "ax"]), ("Rprop", ["step", "prev", "step_size"])):
+        opt = _run_opt(cls, {}, steps=2)
+        assert list(opt.state_dict()["state"][0]) == keys
+
+
+def test_add_param_group_mid_training_matches_torch():
+    x0 = enp.asarray([1.0, 1.0, -1.0], dtype="float64")
+    y0 = enp.asarray([[0.5, -0.25]], dtype="float64")
+    opt = optim.SGD([x0], lr=0.05, momentum=0.9)
+    for s in range(15):
+        if s == 5:
+            opt.add_param_group({"params": [y0], "lr": 0.1, "nesterov": True})
+            assert opt.param_groups[1]["momentum"] == 0.9     # filled from the defaults
+        x = np.asarray(opt.params[0] if s < 5 else opt.params[0][0])
+        gx = enp.asarray(_A @ x + _B)
+        if s < 5:
+            opt.step([gx])
+        else:
+            y = np.asarray(opt.params[1][0])
+            opt.step([[gx], [enp.asarray(y ** 3 + 1.0)]])
+    got = [v for t in opt.params for p in t for v in np.asarray(p).ravel()]
+    np.testing.assert_allclose(got, _GROUP_REF, rtol=1e-12)
+
+
+def test_zero_grad_accepts_set_to_none_and_changes_nothing():
+    opt = _run_opt("Adam", {"lr": 0.1}, steps=2)
+    before = [np.asarray(p).copy() for p in opt.params]
+    for flag in (True, False):
+        assert opt.zero_grad(set_to_none=flag) is None
+    assert all(np.array_equal(a, np.asarray(b)) for a, b in zip(before, opt.params))
+
+
+def test_rprop_rejects_invalid_etas_like_torch():
+    with pytest.raises(ValueError, match="eta"):
+        optim.Rprop([enp.zeros(1)], etas=(1.5, 1.2))
+    with pytest.raises(ValueError, match="step_sizes"):
+        optim.Rprop([enp.zeros(1)], step_sizes=1.0)
