@@ -314,3 +314,18 @@ def test_rprop_rejects_invalid_etas_like_torch():
         optim.Rprop([enp.zeros(1)], etas=(1.5, 1.2))
     with pytest.raises(ValueError, match="step_sizes"):
         optim.Rprop([enp.zeros(1)], step_sizes=1.0)
+
+
+def test_lbfgs_strong_wolfe_matches_torch():
+    opt = optim.LBFGS([enp.asarray(np.array([1.0, 1.0, -1.0])), enp.asarray(np.array([[0.5, -0.25]]))],
+                      line_search_fn="strong_wolfe", max_iter=7, history_size=3)
+    a, b = enp.asarray(_A), enp.asarray(_B)
+
+    def loss(p):
+        return 0.5 * p[0] @ a @ p[0] + b @ p[0] + (p[1] ** 4).sum() / 4 + p[1].sum()
+
+    losses = [float(opt.step(loss)) for _ in range(2)]
+    np.testing.assert_allclose(losses, [1.9666015625000002, -3.2606142882016207], rtol=1e-12)
+    got = [v for p in opt.params for v in np.asarray(p).ravel()]
+    np.testing.assert_allclose(got, [-0.544708353426523, 1.26824902060044, -0.880474201408587,
+                                     -0.999999971192513, -1.00000014089114], rtol=1e-9)
