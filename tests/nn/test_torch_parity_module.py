@@ -189,3 +189,16 @@ def test_init_of_a_free_array_returns_and_a_traced_one_rebinds_nothing():
     before = m.weight
     ember.jit(lambda x: init.zeros_(x) + x)(m.weight)
     assert m.weight is before
+
+
+def test_init_through_module_apply_like_torch():
+    def reset(m):
+        if isinstance(m, nn.Linear):
+            init.ones_(m.weight)
+            init.zeros_(m.bias)
+
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    model.apply(reset)
+    assert model[0].weight.tolist() == [[1.0, 1.0]] * 3 and model[2].bias.tolist() == [0.0]
+    out = model(enp.ones((1, 2)))
+    assert out.tolist() == [[6.0]]
