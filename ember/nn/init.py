@@ -3,12 +3,14 @@
 
 PyTorch's in-place spelling works on module state: given an array that a module
 holds as a parameter or buffer, the initialiser also puts the new array in that
-slot (in every module slot holding that very array object), so
-`nn.init.normal_(layer.weight)` re-initialises the layer as in PyTorch.  Arrays are
-immutable, so other references to the old array (`w = layer.weight` taken before)
-keep the old values, and an array no module holds is only returned: write
-`w = init.normal_(w)` for those.  Under a transform (a traced argument) nothing is
-rebound.
+slot, so `nn.init.normal_(layer.weight)` re-initialises the layer as in PyTorch.
+Arrays are immutable, so other references to the old array (`w = layer.weight`
+taken before) keep the old values.  Only the result holds the new values for an
+array no module holds, and for one held by several slots (tied weights, or cloned
+layers that share arrays until one is replaced), which is ambiguous: write
+`w = init.normal_(w)` / `layer.weight = init.normal_(layer.weight)` there (the
+statement `init.normal_(layer.weight)` on such an array raises a ValueError saying
+so).  Under a transform (a traced argument) nothing is rebound.
 
 Random initialisers take `key=`; without one they draw from the global key
 (`nn.manual_seed`).  `dtype` defaults to the given array's dtype, or the default float
@@ -23,8 +25,10 @@ Example:
 """
 from __future__ import annotations
 
+import dis
 import functools
 import math
+import sys
 
 import numpy as np
 
@@ -51,16 +55,39 @@ def _shape_dtype(x, dtype):
     return shape, d
 
 
+@functools.lru_cache(maxsize=1024)
+def _discards_result(code, lasti) -> bool:
+    # The instruction after the call: POP_TOP is a statement `init.normal_(w)`, PRINT_EXPR
+    # the same at the interactive prompt; anything else uses the result.
+    # (f_lasti is the call or, on 3.11, its last inline cache entry)
+    for ins in dis.get_instructions(code):
+        if ins.offset > lasti:
+            return ins.opname in ("POP_TOP", "PRINT_EXPR")
+    return False
+
+
 def _in_place(fn):
-    """Make `fn(x, ...)` also rebind the module slots holding the array `x` (PyTorch's
-    `init.normal_(layer.weight)`, which updates the layer)."""
+    """Make `fn(x, ...)` also rebind the module slot holding the array `x` (PyTorch's
+    `init.normal_(layer.weight)`, which updates the layer).  An array several slots
+    hold is ambiguous: a call whose result is used leaves the slots to the caller (a
+    layer assigning it), one whose result is dropped raises instead of doing nothing."""
     @functools.wraps(fn)
     def run(x, *args, **kwargs):
         out = fn(x, *args, **kwargs)
         from ..array import Array
         if type(x) is Array and type(out) is Array:
-            from .module import rebind_array
-            rebind_array(x, out)
+            from .module import holding_slots, rebind_array
+            if not rebind_array(x, out):
+                slots = holding_slots(x)
+                caller = sys._getframe(1)
+                if len(slots) > 1 and _discards_result(caller.f_code, caller.f_lasti):
+                    where = ", ".join(f"{type(m).__name__}.{n}" for m, n in slots[:4])
+                    raise ValueError(
+                        f"nn.init.{fn.__name__}: this array is held by {len(slots)} module slots "
+                        f"({where}{', ...' if len(slots) > 4 else ''}): tied weights, or cloned "
+                        f"layers that share arrays until one is replaced, so which one to "
+                        f"re-initialise is ambiguous. Assign the result to the one you mean, "
+                        f"e.g. layer.weight = nn.init.{fn.__name__}(layer.weight, ...)")
         return out
     return run
 

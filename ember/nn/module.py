@@ -84,7 +84,7 @@ def _is_array(v) -> bool:
 
 # --- finding the module slots that hold an array (for nn.init's in-place spelling) ----
 # `nn.init.normal_(layer.weight)` must update the layer, as in PyTorch, yet arrays are
-# immutable: the initialiser rebinds every slot holding that very array object.  Every
+# immutable: the initialiser rebinds the slot holding that very array object.  Every
 # registry write indexes the array's id (`_Slots`); modules whose registries are not
 # `_Slots` (made some other way) are still found by a scan over the live modules.
 
@@ -140,24 +140,49 @@ class _Slots(OrderedDict):
         return OrderedDict(self)
 
 
-def _rebind_slots(modules, old, new) -> int:
-    count = 0
+def _holding_slots(modules, old):
+    out = []
     for m in modules:
         if m is None or "_parameters" not in m.__dict__:
             continue
         for reg in (m._parameters, m._buffers):
-            names = [n for n, v in reg.items() if v is old]
-            for n in names:
-                reg[n] = new
-                _note_holder(new, m)
-                count += 1
-    return count
+            out += [(reg, n) for n, v in reg.items() if v is old]
+    return out
+
+
+def holding_slots(old) -> list:
+    """The `(module, attribute name)` slots of live modules that hold the array object
+    `old` (not an equal copy) as a parameter or buffer.
+
+    Example:
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> [(type(mod).__name__, n) for mod, n in holding_slots(m.bias)]
+        [('Linear', 'bias')]
+    """
+    return [(reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None, n)
+            for reg, n in _find_slots(old)]
+
+
+def _find_slots(old):
+    if type(old) is not Array:
+        return []
+    entry = _HOLDERS.get(id(old))
+    slots = []
+    if entry is not None and entry[0]() is old:
+        slots = _holding_slots([r() for r in list(entry[1].values())], old)
+    if not slots:
+        slots = _holding_slots(list(_LIVE_MODULES), old)
+    return slots
 
 
 def rebind_array(old, new) -> int:
-    """Put `new` in every parameter or buffer slot of every live module that holds the
-    array object `old` (not an equal copy); returns how many slots changed.  This is how
-    `nn.init.normal_(layer.weight)` updates the layer.
+    """Put `new` in the parameter or buffer slot that holds the array object `old` (not
+    an equal copy) and return 1, when exactly one slot of the live modules holds it.
+    This is how `nn.init.normal_(layer.weight)` updates the layer.  An array held by
+    several slots is ambiguous (tied weights, but also clones that share arrays until
+    one is replaced, as `nn.TransformerEncoder`'s layers do): nothing is rebound and 0
+    is returned.
 
     Example:
         >>> import ember.numpy as enp
@@ -168,12 +193,12 @@ def rebind_array(old, new) -> int:
     """
     if type(old) is not Array or old is new:
         return 0
-    entry = _HOLDERS.get(id(old))
-    if entry is not None and entry[0]() is old:
-        count = _rebind_slots([r() for r in list(entry[1].values())], old, new)
-        if count:
-            return count
-    return _rebind_slots(list(_LIVE_MODULES), old, new)
+    slots = _find_slots(old)
+    if len(slots) != 1:
+        return 0
+    reg, name = slots[0]
+    reg[name] = new
+    return 1
 
 
 class Parameter:

@@ -167,17 +167,35 @@ def test_init_values_match_torch():
     assert w.max() <= np.sqrt(6 / 100) and w.max() > 0.95 * np.sqrt(6 / 100)
 
 
-def test_init_after_an_optimizer_step_and_on_tied_slots():
+def test_init_after_an_optimizer_step_and_on_shared_slots():
     from ember import optim
     m = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2))
     opt = optim.SGD(m.parameters(), lr=0.1)
     opt.step({k: {n: enp.ones_like(v) for n, v in sub.items()} for k, sub in m.parameters().items()})
     init.zeros_(m[1].bias)                    # a slot written by the optimiser
     assert m[1].bias.tolist() == [0.0, 0.0]
-    m[1].weight = m[0].weight                 # one array in two slots: both follow
-    init.ones_(m[0].weight)
-    assert m[0].weight.tolist() == [[1.0, 1.0], [1.0, 1.0]]
-    assert m[1].weight is m[0].weight
+    # one array in two slots is ambiguous (ember's cloned layers share arrays too, and
+    # must not be re-initialised together): nothing is rebound, the result is returned
+    m[1].weight = m[0].weight
+    before = m[0].weight
+    out = init.ones_(m[0].weight) + 0.0       # result used: the caller assigns it
+    assert m[0].weight is before and m[1].weight is before
+    assert out.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+    with pytest.raises(ValueError, match=r"held by 2 module slots \(Linear.weight, Linear.weight\)"):
+        init.ones_(m[0].weight)               # the bare statement would do nothing: raise
+    assert m[0].weight is before
+
+
+def test_cloned_layers_share_arrays_so_the_bare_call_raises_and_assignment_works():
+    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), num_layers=2)
+    a, b = enc.layers[0].linear1, enc.layers[1].linear1
+    with pytest.raises(ValueError, match="layer.weight = nn.init.zeros_"):
+        init.zeros_(a.weight)
+    a.weight = init.zeros_(a.weight)
+    assert a.weight.tolist() == [[0.0] * 4] * 8
+    assert np.abs(np.asarray(b.weight)).sum() > 0
+    init.ones_(a.weight)                      # no longer shared: the bare call works
+    assert a.weight.tolist() == [[1.0] * 4] * 8
 
 
 def test_init_of_a_free_array_returns_and_a_traced_one_rebinds_nothing():
