@@ -99,7 +99,52 @@ def _rebuild_mapping(template: collections.abc.Mapping, values: dict) -> Any:
 _STRINGLIKE_KINDS = frozenset("OUSV")
 
 
-def _stack(arrays: list, leaf: Callable) -> Any:
+def _promote(dtypes: list) -> np.dtype:
+    """PyTorch's promotion across a batch: a floating (complex) dtype wins over any
+    integer or bool one without widening (int32 with float32 is float32; numpy's
+    `result_type` would give float64), within a category the wider dtype wins."""
+    inexact = [d for d in dtypes if d.kind in "fc"]
+    if inexact:
+        try:
+            return np.result_type(*inexact)
+        except TypeError:  # ml_dtypes' bfloat16 with float16: PyTorch's float32
+            return np.dtype(np.float32)
+    return np.result_type(*dtypes)
+
+
+def _python_number_dtype(values: list) -> np.dtype:
+    # All samples decide: a bool-only batch stays bool, any float makes it float64
+    # (PyTorch gives float64 when the first sample is a float and float32 when an
+    # int comes first; ember does not let the first sample's type pick).
+    if all(isinstance(v, bool) for v in values):
+        return np.dtype(np.bool_)
+    if all(isinstance(v, int) for v in values):
+        return np.dtype(np.int64)
+    if any(isinstance(v, complex) for v in values):
+        return np.dtype(np.complex128)
+    return np.dtype(np.float64)
+
+
+def _is_python_number(x: Any) -> bool:
+    # numpy's float64/complex128 subclass float/complex, but carry a dtype of their own
+    return isinstance(x, (int, float, complex)) and not isinstance(x, np.generic)
+
+
+def _check_numeric(batch: list, what: str, lists_ok: bool = False) -> None:
+    kinds = (int, float, complex, np.generic, np.ndarray) + ((list, tuple) if lists_ok else ())
+    for i, b in enumerate(batch):
+        ok = isinstance(b, kinds) or _is_ember_array(b)
+        if not ok or (isinstance(b, (np.generic, np.ndarray)) and b.dtype.kind in _STRINGLIKE_KINDS):
+            raise TypeError(
+                f"default_collate: entry 0 of the batch is {what} but entry {i} is "
+                f"{type(b).__name__}{' of dtype ' + str(b.dtype) if hasattr(b, 'dtype') else ''}; "
+                f"every sample must have the same structure (or pass a collate_fn)"
+            )
+
+
+def _stack(arrays: list, leaf: Callable, weak: tuple = ()) -> Any:
+    """Stack equal-shaped arrays; `weak` holds the Python numbers of the batch, which
+    (as in PyTorch) do not widen the arrays' dtype, only lift ints/bools to floats."""
     first = arrays[0]
     if first.dtype.kind in _STRINGLIKE_KINDS:
         raise TypeError(
@@ -114,7 +159,15 @@ def _stack(arrays: list, leaf: Callable) -> Any:
                 f"{shape} at entry 0 and {a.shape} at entry {i}; pad the samples (pad_sequence) "
                 f"or pass a collate_fn"
             )
-    return leaf(np.stack(arrays))
+    strong = [a.dtype for a, w in zip(arrays, weak or (False,) * len(arrays)) if not w]
+    dtype = _promote(strong) if strong else _python_number_dtype([a.item() for a in arrays])
+    if weak and any(weak):
+        kinds = {type(a.item()) for a, w in zip(arrays, weak) if w}
+        if dtype.kind in "biu" and float in kinds:
+            dtype = np.dtype(np.float64)
+        elif dtype.kind == "b" and int in kinds:
+            dtype = np.dtype(np.int64)
+    return leaf(np.stack([a.astype(dtype, copy=False) for a in arrays]))
 
 
 def _collate(batch: list, leaf: Callable) -> Any:
@@ -124,18 +177,17 @@ def _collate(batch: list, leaf: Callable) -> Any:
     if len(batch) == 0:
         raise ValueError("default_collate: cannot collate an empty batch")
     elem = batch[0]
-    if isinstance(elem, np.ndarray) or _is_ember_array(elem):
-        return _stack([np.asarray(b) for b in batch], leaf)
+    if isinstance(elem, (np.ndarray, np.generic)) or _is_ember_array(elem):
+        _check_numeric(batch, "an array" if not isinstance(elem, np.generic) else "a numpy scalar",
+                       lists_ok=True)
+        return _stack([np.asarray(b) for b in batch], leaf, tuple(map(_is_python_number, batch)))
     if isinstance(elem, (str, bytes)):
         return list(batch)
-    if isinstance(elem, np.generic):
-        return _stack([np.asarray(b) for b in batch], leaf)
-    if isinstance(elem, bool):
-        return leaf(np.array(batch, dtype=np.bool_))
-    if isinstance(elem, int):
-        return leaf(np.array(batch, dtype=np.int64))
-    if isinstance(elem, float):
-        return leaf(np.array(batch, dtype=np.float64))
+    if isinstance(elem, (int, float, complex)):
+        _check_numeric(batch, f"a Python {type(elem).__name__}")
+        if not all(map(_is_python_number, batch)):
+            return _stack([np.asarray(b) for b in batch], leaf, tuple(map(_is_python_number, batch)))
+        return leaf(np.array(batch, dtype=_python_number_dtype(batch)))
     if isinstance(elem, collections.abc.Mapping):
         values = {key: _collate([d[key] for d in batch], leaf) for key in elem}
         return _rebuild_mapping(elem, values)
@@ -213,8 +265,12 @@ def default_collate(batch: list) -> Any:
     """Merge a list of samples into a batch, PyTorch-style.
 
     * arrays (numpy or ember) of equal shape -> stacked ember array ``(B, *shape)``
-    * Python ``int`` -> int64, ``float`` -> float64, ``bool`` -> bool arrays
+    * Python ``int`` -> int64, ``float`` -> float64, ``bool`` -> bool arrays; the
+      dtype comes from every sample (ints with one float give float64)
     * numpy scalars -> arrays of their dtype
+    * samples of different dtypes are promoted as PyTorch's ``stack`` does (a float
+      dtype wins over ints without widening: int32 with float32 gives float32);
+      Python numbers mixed with numpy values do not widen them
     * ``str``/``bytes`` -> the list unchanged
     * tuples, lists, dicts, namedtuples and dataclasses -> the same container
       with each field collated

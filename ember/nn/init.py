@@ -1,7 +1,16 @@
-"""Parameter initialisers with PyTorch's names and formulas, made functional:
-each takes an array (for its shape and dtype) or a shape, and returns a *new*
-array; the trailing underscore is kept so PyTorch code reads the same
-(`w = init.kaiming_uniform_(w, a=math.sqrt(5))`).
+"""Parameter initialisers with PyTorch's names and formulas: each takes an array
+(for its shape and dtype) or a shape, and returns a *new* array.
+
+PyTorch's in-place spelling works on module state: given an array that a module
+holds as a parameter or buffer, the initialiser also puts the new array in that
+slot, so `nn.init.normal_(layer.weight)` re-initialises the layer as in PyTorch.
+Arrays are immutable, so other references to the old array (`w = layer.weight`
+taken before) keep the old values.  Only the result holds the new values for an
+array no module holds, and for one held by several slots (tied weights, or cloned
+layers that share arrays until one is replaced), which is ambiguous: write
+`w = init.normal_(w)` / `layer.weight = init.normal_(layer.weight)` there (the
+statement `init.normal_(layer.weight)` on such an array raises a ValueError saying
+so).  Under a transform (a traced argument) nothing is rebound.
 
 Random initialisers take `key=`; without one they draw from the global key
 (`nn.manual_seed`).  `dtype` defaults to the given array's dtype, or the default float
@@ -16,7 +25,10 @@ Example:
 """
 from __future__ import annotations
 
+import dis
+import functools
 import math
+import sys
 
 import numpy as np
 
@@ -41,6 +53,43 @@ def _shape_dtype(x, dtype):
     if not _dt.is_float(d):
         raise TypeError(f"initialisers produce floating-point arrays, got dtype {d}")
     return shape, d
+
+
+@functools.lru_cache(maxsize=1024)
+def _discards_result(code, lasti) -> bool:
+    # The instruction after the call: POP_TOP is a statement `init.normal_(w)`, PRINT_EXPR
+    # the same at the interactive prompt; anything else uses the result.
+    # (f_lasti is the call or, on 3.11, its last inline cache entry)
+    for ins in dis.get_instructions(code):
+        if ins.offset > lasti:
+            return ins.opname in ("POP_TOP", "PRINT_EXPR")
+    return False
+
+
+def _in_place(fn):
+    """Make `fn(x, ...)` also rebind the module slot holding the array `x` (PyTorch's
+    `init.normal_(layer.weight)`, which updates the layer).  An array several slots
+    hold is ambiguous: a call whose result is used leaves the slots to the caller (a
+    layer assigning it), one whose result is dropped raises instead of doing nothing."""
+    @functools.wraps(fn)
+    def run(x, *args, **kwargs):
+        out = fn(x, *args, **kwargs)
+        from ..array import Array
+        if type(x) is Array and type(out) is Array:
+            from .module import holding_slots, rebind_array
+            if not rebind_array(x, out):
+                slots = holding_slots(x)
+                caller = sys._getframe(1)
+                if len(slots) > 1 and _discards_result(caller.f_code, caller.f_lasti):
+                    where = ", ".join(f"{type(m).__name__}.{n}" for m, n in slots[:4])
+                    raise ValueError(
+                        f"nn.init.{fn.__name__}: this array is held by {len(slots)} module slots "
+                        f"({where}{', ...' if len(slots) > 4 else ''}): tied weights, or cloned "
+                        f"layers that share arrays until one is replaced, so which one to "
+                        f"re-initialise is ambiguous. Assign the result to the one you mean, "
+                        f"e.g. layer.weight = nn.init.{fn.__name__}(layer.weight, ...)")
+        return out
+    return run
 
 
 def _key(key):
@@ -93,6 +142,7 @@ def fan_in_and_fan_out(shape) -> tuple:
     return shape[1] * receptive, shape[0] * receptive
 
 
+@_in_place
 def uniform_(x, a: float = 0.0, b: float = 1.0, *, key=None, dtype=None):
     """Uniform values in [a, b).
 
@@ -105,6 +155,7 @@ def uniform_(x, a: float = 0.0, b: float = 1.0, *, key=None, dtype=None):
     return random.uniform(_key(key), shape, d, a, b)
 
 
+@_in_place
 def normal_(x, mean: float = 0.0, std: float = 1.0, *, key=None, dtype=None):
     """Normal values with the given mean and standard deviation.
 
@@ -117,6 +168,7 @@ def normal_(x, mean: float = 0.0, std: float = 1.0, *, key=None, dtype=None):
     return random.normal(_key(key), shape, d) * std + mean
 
 
+@_in_place
 def trunc_normal_(x, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0, *,
                   key=None, dtype=None):
     """Normal(mean, std) values truncated to [a, b] (absolute bounds, as PyTorch).
@@ -134,6 +186,7 @@ def trunc_normal_(x, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
     return enp.astype(enp.clip(out, a, b), d)
 
 
+@_in_place
 def constant_(x, val, *, dtype=None):
     """An array full of `val`.
 
@@ -145,6 +198,7 @@ def constant_(x, val, *, dtype=None):
     return enp.full(shape, val, dtype=d)
 
 
+@_in_place
 def ones_(x, *, dtype=None):
     """An array of ones.
 
@@ -152,9 +206,10 @@ def ones_(x, *, dtype=None):
         >>> ones_((2,)).tolist()
         [1.0, 1.0]
     """
-    return constant_(x, 1.0, dtype=dtype)
+    return constant_.__wrapped__(x, 1.0, dtype=dtype)
 
 
+@_in_place
 def zeros_(x, *, dtype=None):
     """An array of zeros.
 
@@ -162,9 +217,10 @@ def zeros_(x, *, dtype=None):
         >>> zeros_((2,)).tolist()
         [0.0, 0.0]
     """
-    return constant_(x, 0.0, dtype=dtype)
+    return constant_.__wrapped__(x, 0.0, dtype=dtype)
 
 
+@_in_place
 def eye_(x, *, dtype=None):
     """The identity matrix of a 2-d shape.
 
@@ -178,6 +234,7 @@ def eye_(x, *, dtype=None):
     return enp.eye(shape[0], shape[1], dtype=d)
 
 
+@_in_place
 def dirac_(x, groups: int = 1, *, dtype=None):
     """A convolution kernel (out, in, *k) that passes the input through (per group).
 
@@ -199,6 +256,7 @@ def dirac_(x, groups: int = 1, *, dtype=None):
     return enp.asarray(w.astype(d))
 
 
+@_in_place
 def xavier_uniform_(x, gain: float = 1.0, *, key=None, dtype=None):
     """Glorot uniform: U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out)).
 
@@ -214,6 +272,7 @@ def xavier_uniform_(x, gain: float = 1.0, *, key=None, dtype=None):
     return random.uniform(_key(key), shape, d, -b, b)
 
 
+@_in_place
 def xavier_normal_(x, gain: float = 1.0, *, key=None, dtype=None):
     """Glorot normal: N(0, std^2), std = gain * sqrt(2 / (fan_in + fan_out)).
 
@@ -236,6 +295,7 @@ def _kaiming_std(shape, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(fan) if fan else 0.0
 
 
+@_in_place
 def kaiming_uniform_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", *,
                      key=None, dtype=None):
     """He uniform: U(-b, b), b = gain(nonlinearity, a) * sqrt(3 / fan_mode).  Linear and
@@ -253,6 +313,7 @@ def kaiming_uniform_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str 
     return random.uniform(_key(key), shape, d, -b, b)
 
 
+@_in_place
 def kaiming_normal_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", *,
                     key=None, dtype=None):
     """He normal: N(0, std^2), std = gain(nonlinearity, a) / sqrt(fan_mode).
@@ -266,6 +327,7 @@ def kaiming_normal_(x, a: float = 0.0, mode: str = "fan_in", nonlinearity: str =
     return random.normal(_key(key), shape, d) * _kaiming_std(shape, a, mode, nonlinearity)
 
 
+@_in_place
 def orthogonal_(x, gain: float = 1.0, *, key=None, dtype=None):
     """A (semi-)orthogonal matrix (trailing dimensions flattened) from the QR
     decomposition of a normal matrix, signs fixed by diag(R), scaled by `gain`.
@@ -294,6 +356,7 @@ def orthogonal_(x, gain: float = 1.0, *, key=None, dtype=None):
     return e.astype(e.reshape(q * gain, shape), d)
 
 
+@_in_place
 def sparse_(x, sparsity: float, std: float = 0.01, *, key=None, dtype=None):
     """A 2-d normal(0, std) matrix with a fraction `sparsity` of each column zeroed.
 

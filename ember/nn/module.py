@@ -51,6 +51,7 @@ Example:
 """
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -79,6 +80,125 @@ IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_k
 
 def _is_array(v) -> bool:
     return isinstance(v, (Array, Tracer))
+
+
+# --- finding the module slots that hold an array (for nn.init's in-place spelling) ----
+# `nn.init.normal_(layer.weight)` must update the layer, as in PyTorch, yet arrays are
+# immutable: the initialiser rebinds the slot holding that very array object.  Every
+# registry write indexes the array's id (`_Slots`); modules whose registries are not
+# `_Slots` (made some other way) are still found by a scan over the live modules.
+
+_LIVE_MODULES: "weakref.WeakSet" = weakref.WeakSet()
+_HOLDERS: dict = {}  # id(array) -> (weakref to the array, [weakref to a module, ...])
+
+
+def _track(module) -> None:
+    try:
+        _LIVE_MODULES.add(module)
+    except TypeError:  # a subclass with __eq__ but no __hash__: only the id index finds it
+        pass
+
+
+def _forget(key, ref):
+    entry = _HOLDERS.get(key)
+    if entry is not None and entry[0] is ref:
+        del _HOLDERS[key]
+
+
+def _note_holder(value, module) -> None:
+    if type(value) is not Array:
+        return
+    key = id(value)
+    entry = _HOLDERS.get(key)
+    if entry is None or entry[0]() is not value:
+        ref = weakref.ref(value, lambda r, key=key: _forget(key, r))
+        entry = (ref, {})
+        _HOLDERS[key] = entry
+    if id(module) not in entry[1]:
+        entry[1][id(module)] = weakref.ref(module)
+
+
+class _Slots(OrderedDict):
+    """A module's parameter or buffer registry: every write notes which module holds
+    the array, so `rebind_array` finds the slots without scanning all modules."""
+
+    def __init__(self, owner=None):
+        super().__init__()
+        self._owner = weakref.ref(owner) if owner is not None else None
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        owner = self._owner() if self._owner is not None else None
+        if owner is not None:
+            _note_holder(value, owner)
+
+    def __reduce__(self):
+        # the owner is a weakref (not picklable); Module.__setstate__ sets it again
+        return (type(self), (), None, None, iter(list(self.items())))
+
+    def copy(self):
+        return OrderedDict(self)
+
+
+def _holding_slots(modules, old):
+    out = []
+    for m in modules:
+        if m is None or "_parameters" not in m.__dict__:
+            continue
+        for reg in (m._parameters, m._buffers):
+            out += [(reg, n) for n, v in reg.items() if v is old]
+    return out
+
+
+def holding_slots(old) -> list:
+    """The `(module, attribute name)` slots of live modules that hold the array object
+    `old` (not an equal copy) as a parameter or buffer.
+
+    Example:
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> [(type(mod).__name__, n) for mod, n in holding_slots(m.bias)]
+        [('Linear', 'bias')]
+    """
+    return [(reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None, n)
+            for reg, n in _find_slots(old)]
+
+
+def _find_slots(old):
+    if type(old) is not Array:
+        return []
+    entry = _HOLDERS.get(id(old))
+    slots = []
+    if entry is not None and entry[0]() is old:
+        slots = _holding_slots([r() for r in list(entry[1].values())], old)
+    if not slots:
+        slots = _holding_slots(list(_LIVE_MODULES), old)
+    return slots
+
+
+def rebind_array(old, new) -> int:
+    """Put `new` in the parameter or buffer slot that holds the array object `old` (not
+    an equal copy) and return 1, when exactly one slot of the live modules holds it.
+    This is how `nn.init.normal_(layer.weight)` updates the layer.  An array held by
+    several slots is ambiguous (tied weights, but also clones that share arrays until
+    one is replaced, as `nn.TransformerEncoder`'s layers do): nothing is rebound and 0
+    is returned.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> rebind_array(m.bias, enp.zeros(1)), m.bias.tolist()
+        (1, [0.0])
+    """
+    if type(old) is not Array or old is new:
+        return 0
+    slots = _find_slots(old)
+    if len(slots) != 1:
+        return 0
+    reg, name = slots[0]
+    reg[name] = new
+    return 1
 
 
 class Parameter:
@@ -234,13 +354,14 @@ class Module(HookMixin):
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}: Module.__init__() takes no arguments")
         d = self.__dict__
-        d["_parameters"] = OrderedDict()
-        d["_buffers"] = OrderedDict()
+        d["_parameters"] = _Slots(self)
+        d["_buffers"] = _Slots(self)
         d["_modules"] = OrderedDict()
         d["_frozen"] = set()
         d["_non_persistent"] = set()
         d["training"] = True
         d["_rng_key"] = None
+        _track(self)
 
     # --- attribute registration -----------------------------------------------------
 
@@ -462,39 +583,52 @@ class Module(HookMixin):
             yield m
 
     def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
-                     trainable_only=False):
+                     trainable_only=False, remove_duplicate=False):
         mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        seen = set()
         for mname, m in mods:
             reg = m._registries()[0 if kind == "param" else 1]
             for n, v in reg.items():
                 if v is None:
                     continue
+                if remove_duplicate:  # one array object in two slots: PyTorch lists it once
+                    if id(v) in seen:
+                        continue
+                    seen.add(id(v))
                 if persistent_only and n in m._non_persistent:
                     continue
                 if trainable_only and n in m._frozen:
                     continue
                 yield (f"{mname}.{n}" if mname else n), v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True):
-        """(dotted name, array) pairs of every parameter (frozen ones included).
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+        """(dotted name, array) pairs of every parameter (frozen ones included), in
+        registration order.  A submodule registered twice is listed once.  One array
+        assigned to two slots (tied weights) is listed under both names by default,
+        unlike PyTorch: arrays are immutable, so gradients and optimisers treat the two
+        slots as separate parameters and the names here match `parameters()` and the
+        gradient trees.  `remove_duplicate=True` lists it once, under its first name
+        (PyTorch's default listing).
 
         Example:
             >>> from ember import nn
             >>> [n for n, _ in nn.Linear(2, 1).named_parameters()]
             ['weight', 'bias']
         """
-        return NamedParameters(self, self._named_state("param", recurse, prefix),
+        return NamedParameters(self, self._named_state("param", recurse, prefix,
+                                                       remove_duplicate=remove_duplicate),
                                lambda: self._param_tree(recurse))
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True):
-        """(dotted name, array) pairs of every buffer.
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+        """(dotted name, array) pairs of every buffer; `remove_duplicate=True` lists one
+        array held in two slots once (see `named_parameters`).
 
         Example:
             >>> from ember import nn
             >>> [n for n, _ in nn.BatchNorm1d(2).named_buffers()]
             ['running_mean', 'running_var', 'num_batches_tracked']
         """
-        yield from self._named_state("buffer", recurse, prefix)
+        yield from self._named_state("buffer", recurse, prefix, remove_duplicate=remove_duplicate)
 
     def parameters(self, recurse: bool = True) -> dict:
         """All parameters as a nested dict (a pytree), frozen ones included.  Use
@@ -574,6 +708,7 @@ class Module(HookMixin):
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Array]":
         """Parameters and persistent buffers by dotted name (PyTorch's layout and names).
+        A submodule registered under several names appears under each of them.
 
         Example:
             >>> from ember import nn
@@ -581,7 +716,9 @@ class Module(HookMixin):
             ['weight', 'bias']
         """
         out = OrderedDict()
-        for mname, m in self.named_modules(prefix=prefix.rstrip(".")):
+        # A submodule registered under two names is listed under both, as in PyTorch, so a
+        # checkpoint holds every name a loader of either layout looks for.
+        for mname, m in self.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
             for kind in (0, 1):
                 reg = m._registries()[kind]
                 for n, v in reg.items():
@@ -1062,6 +1199,12 @@ class Module(HookMixin):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        _track(self)  # copies and unpickled modules are found by nn.init too
+        for reg in (self.__dict__.get("_parameters"), self.__dict__.get("_buffers")):
+            if isinstance(reg, _Slots):
+                reg._owner = weakref.ref(self)
+                for v in reg.values():
+                    _note_holder(v, self)
 
 
 # functional_call needs Module: imported once the class exists, re-exported from here

@@ -16,13 +16,14 @@ from .lbfgs import LBFGS
 from .core import (EmptyState, GradientTransformation, InjectState, apply_updates, chain,
                    check_same_structure, get_hyperparam, hyperparams, inject_hyperparams,
                    set_hyperparam, validate_hyperparam)
-from .optimizers import (AdadeltaState, AdagradState, AdamaxState, AdamState, LambState,
-                         LionState, NAdamState, RAdamState, RMSpropState, SGDState, adadelta,
-                         adagrad, adam, adamax, adamw, lamb, lion, nadam, radam, rmsprop, sgd)
+from .optimizers import (AdadeltaState, AdagradState, AdamaxState, AdamState, ASGDState,
+                         LambState, LionState, NAdamState, RAdamState, RMSpropState, RpropState,
+                         SGDState, adadelta, adagrad, adam, adamax, adamw, asgd, lamb, lion, nadam,
+                         radam, rmsprop, rprop, sgd)
 from .schedules import (constant, cosine_decay, exponential_decay, linear, one_cycle,
                         piecewise_constant, polynomial, warmup_cosine)
-from .shim import (LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam, Optimizer,
-                   RAdam, RMSprop)
+from .shim import (ASGD, LAMB, SGD, Adadelta, Adagrad, Adam, Adamax, AdamW, Lion, NAdam,
+                   Optimizer, RAdam, RMSprop, Rprop)
 from .transforms import (AccumulateState, MultiTransformState, ScaleByScheduleState,
                          accumulate_gradients, add_decayed_weights, clip_by_global_norm,
                          clip_by_value, default_decay_mask, identity, multi_transform, scale,
@@ -40,13 +41,14 @@ __all__ = [
     # optimisers (functional)
     "sgd", "adam", "adamw", "nadam", "radam", "adamax", "rmsprop", "adagrad", "adadelta", "lion",
     "lamb", "SGDState", "AdamState", "AdamaxState", "NAdamState", "RAdamState", "RMSpropState",
-    "AdagradState", "AdadeltaState", "LionState", "LambState",
+    "AdagradState", "AdadeltaState", "LionState", "LambState", "asgd", "rprop", "ASGDState",
+    "RpropState",
     # schedules
     "schedules", "constant", "linear", "polynomial", "cosine_decay", "warmup_cosine",
     "exponential_decay", "piecewise_constant", "one_cycle",
     # stateful shim and schedulers
     "Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop", "Adagrad",
-    "Adadelta", "Lion", "LAMB", "lr_scheduler",
+    "Adadelta", "Lion", "LAMB", "ASGD", "Rprop", "lr_scheduler",
     # in their own files
     "adafactor", "Adafactor", "AdafactorState", "LBFGS", "swa_utils",
 ]

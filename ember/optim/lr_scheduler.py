@@ -28,7 +28,8 @@ from collections import Counter
 
 from . import schedules as _sched
 
-__all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
+__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
+           "ExponentialLR",
            "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "OneCycleLR", "LinearLR",
            "SequentialLR", "ChainedScheduler", "ReduceLROnPlateau"]
 
@@ -72,9 +73,18 @@ class LRScheduler(abc.ABC):
         self.last_epoch = last_epoch
         self._initial_step()
 
+    # The constructor's step: chainable rules keep the optimizer's current lr instead of
+    # applying one more update, so a scheduler built with last_epoch=N on a restored
+    # optimizer continues from the restored lr (PyTorch 2's rule).
+    _is_initial = False
+
     def _initial_step(self):
         self._step_count = 0
-        self.step()
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
 
     @abc.abstractmethod
     def get_lr(self) -> list:
@@ -98,8 +108,8 @@ class LRScheduler(abc.ABC):
         self._set_lrs(values)
 
     def _jump_to(self, epoch):
-        # SequentialLR restarts a scheduler at epoch 0 the way PyTorch's step(0) does.
-        self._step_count += 1
+        # SequentialLR restarts a scheduler at epoch 0 the way PyTorch's _update_lr(0) does
+        # (the closed form; the step count is not advanced).
         self.last_epoch = epoch
         values = self._get_closed_form_lr() if hasattr(self, "_get_closed_form_lr") else self.get_lr()
         self._set_lrs(values)
@@ -164,6 +174,43 @@ class LambdaLR(LRScheduler):
                 f.__dict__.update(saved)
 
 
+class MultiplicativeLR(LRScheduler):
+    """Multiply lr by `lr_lambda(epoch)` every epoch (one function, or one per group),
+    from epoch 1 on.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember.optim import SGD
+        >>> s = MultiplicativeLR(SGD([enp.asarray(1.0)], lr=1.0), lambda e: 0.5)
+        >>> s.step(); s.step(); s.get_last_lr()
+        [0.25]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * f(self.last_epoch) for f, group in zip(self.lr_lambdas, groups)]
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+
 def _is_function(f):
     import types
     return isinstance(f, (types.FunctionType, types.BuiltinFunctionType, types.MethodType))
@@ -224,6 +271,43 @@ class MultiStepLR(LRScheduler):
         return [_sched.piecewise_constant(base_lr, scales)(self.last_epoch) for base_lr in self.base_lrs]
 
 
+class ConstantLR(LRScheduler):
+    """Scale lr by a constant `factor` for the first `total_iters` epochs, then restore it.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember.optim import SGD
+        >>> s = ConstantLR(SGD([enp.asarray(1.0)], lr=1.0), factor=0.5, total_iters=2)
+        >>> lrs = [s.get_last_lr()[0]]
+        >>> for _ in range(3):
+        ...     s.step(); lrs.append(s.get_last_lr()[0])
+        >>> lrs
+        [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError(f"ConstantLR: factor must be between 0 and 1, got {factor!r}")
+        if isinstance(total_iters, bool) or not isinstance(total_iters, int) or total_iters < 0:
+            raise ValueError(f"ConstantLR: total_iters must be a non-negative int, got {total_iters!r}")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in groups]
+        if self.last_epoch != self.total_iters:
+            return [group["lr"] for group in groups]
+        return [group["lr"] * (1.0 / self.factor) for group in groups]
+
+    def _get_closed_form_lr(self):
+        scale = 1.0 if self.last_epoch >= self.total_iters else self.factor
+        return [base_lr * scale for base_lr in self.base_lrs]
+
+
 class ExponentialLR(LRScheduler):
     """Multiply lr by `gamma` every epoch.
 
@@ -240,7 +324,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0:
+        if self._is_initial:
             return [group["lr"] for group in self.optimizer.param_groups]
         return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
 
@@ -277,7 +361,7 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch == 0:
             return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return [group["lr"] for group in self.optimizer.param_groups]
         ratio = 1.0 + (self.end_factor - self.start_factor) / (
             self.total_iters * self.start_factor + (self.last_epoch - 1) * (self.end_factor - self.start_factor))
@@ -309,7 +393,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def get_lr(self):
         groups = self.optimizer.param_groups
-        if self.last_epoch == 0:
+        if self._is_initial:
             return [group["lr"] for group in groups]
         if self._step_count == 1 and self.last_epoch > 0:
             return [self.eta_min + (base_lr - self.eta_min)
@@ -366,7 +450,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             epoch = self.last_epoch + 1
             self.T_cur = self.T_cur + 1
             if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur - self.T_i
+                # modulo, not one subtraction: a scheduler resumed with last_epoch past the
+                # first period starts with T_cur = last_epoch (PyTorch's rule)
+                self.T_cur = self.T_cur % self.T_i
                 self.T_i = self.T_i * self.T_mult
         else:
             if epoch < 0:
@@ -712,3 +798,5 @@ class ReduceLROnPlateau:
 from .lr_scheduler_cyclic import CyclicLR, PolynomialLR  # noqa: E402  (their own file)
 
 __all__ += ["CyclicLR", "PolynomialLR"]
+
+_LRScheduler = LRScheduler  # PyTorch's old (deprecated, still exported) name

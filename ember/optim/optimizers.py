@@ -30,7 +30,7 @@ from .core import GradientTransformation, inject_hyperparams, leafwise, require_
 __all__ = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "rmsprop", "adagrad",
            "adadelta", "lion", "lamb", "SGDState", "AdamState", "AdamaxState", "NAdamState",
            "RAdamState", "RMSpropState", "AdagradState", "AdadeltaState", "LionState",
-           "LambState"]
+           "LambState", "asgd", "rprop", "ASGDState", "RpropState"]
 
 
 def _zeros(params):
@@ -613,3 +613,106 @@ def _lamb(lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.0, maximize=Fals
 
 
 lamb = inject_hyperparams(_lamb, name="lamb")
+
+
+# --- ASGD -----------------------------------------------------------------------------
+
+class ASGDState(NamedTuple):
+    """ASGD state: step count, the step size `eta` and averaging weight `mu` (float64
+    scalars the group shares; PyTorch keeps equal copies per parameter) and the
+    running average `ax` of the parameters."""
+    step: Any
+    eta: Any
+    mu: Any
+    ax: Any
+
+
+def _asgd(lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, maximize=False):
+    """Averaged SGD (Polyak and Juditsky) with PyTorch's formula:
+
+        p = p (1 - lambd eta) - eta g;  ax = ax + mu (p - ax)
+        eta = lr / (1 + lambd lr t)^alpha;  mu = 1 / max(1, t - t0)
+
+    `ax` is the averaged iterate (read it from the state); the parameters follow `p`.
+
+    Example:
+        >>> asgd().init([]).inner_state._fields
+        ('step', 'eta', 'mu', 'ax')
+    """
+    def init(params):
+        return ASGDState(_int0(), _ops.asarray(np.float64(1.0)) * lr, _ops.asarray(np.float64(1.0)),
+                         _zeros(params))
+
+    def update(grads, state, params=None):
+        require_params(params, "asgd")
+        step = state.step + 1
+        t = _ops.f64(step)
+        eta, mu = state.eta, state.mu
+
+        def leaf(g, p, ax):
+            c = _caster(p)
+            g = _grad_in(g, maximize) + c(weight_decay) * p
+            new_p = p * c(1.0 - lambd * eta) - c(eta) * g
+            # PyTorch copies p into ax while mu is exactly 1, and blends afterwards
+            ax = _ops.where(_ops.equal(mu, 1.0), new_p, ax + (new_p - ax) * c(mu))
+            return new_p - p, ax
+
+        updates, ax = leafwise(leaf, [grads, params, state.ax], 2)
+        new_eta = lr / _ops.pow(1.0 + lambd * lr * t, alpha)
+        new_mu = 1.0 / _ops.maximum(t - t0, 1.0)
+        return updates, ASGDState(step, new_eta, new_mu, ax)
+
+    return GradientTransformation(init, update, "asgd")
+
+
+asgd = inject_hyperparams(_asgd, name="asgd")
+
+
+# --- Rprop ----------------------------------------------------------------------------
+
+class RpropState(NamedTuple):
+    """Rprop state: step count, the previous (masked) gradient `prev` and the
+    per-entry `step_size`."""
+    step: Any
+    prev: Any
+    step_size: Any
+
+
+def _rprop(lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50.0), maximize=False):
+    """Resilient backpropagation with PyTorch's formula: each entry's step size grows by
+    `etas[1]` while its gradient keeps its sign and shrinks by `etas[0]` when it flips
+    (clamped to `step_sizes`); a flipped entry does not move that step and its sign is
+    forgotten.  `p = p - sign(g) * step_size`.
+
+    Example:
+        >>> rprop().init([]).inner_state._fields
+        ('step', 'prev', 'step_size')
+    """
+    eta_minus, eta_plus = etas
+    lo, hi = step_sizes
+
+    def init(params):
+        from .. import tree
+        return RpropState(_int0(), _zeros(params),
+                          tree.map(lambda p: _ops.full_like(p, 1.0) * _caster(p)(lr), params))
+
+    def update(grads, state, params=None):
+        require_params(params, "rprop")
+
+        def leaf(g, p, prev, size):
+            c = _caster(p)
+            g = _grad_in(g, maximize)
+            prod = g * prev
+            factor = _ops.where(_ops.greater(prod, 0.0), c(eta_plus),
+                                _ops.where(_ops.less(prod, 0.0), c(eta_minus), c(1.0)))
+            size = _ops.minimum(_ops.maximum(size * factor, c(lo)), c(hi))
+            g = _ops.where(_ops.less(prod, 0.0), _ops.zeros_like(g), g)
+            return -_ops.sign(g) * size, g, size
+
+        updates, prev, size = leafwise(leaf, [grads, params, state.prev, state.step_size], 3)
+        return updates, RpropState(state.step + 1, prev, size)
+
+    return GradientTransformation(init, update, "rprop")
+
+
+rprop = inject_hyperparams(_rprop, name="rprop")

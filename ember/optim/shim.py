@@ -56,7 +56,7 @@ from .core import (
 )
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "NAdam", "RAdam", "Adamax", "RMSprop",
-           "Adagrad", "Adadelta", "Lion", "LAMB", "ParamGroup"]
+           "Adagrad", "Adadelta", "Lion", "LAMB", "ASGD", "Rprop", "ParamGroup"]
 
 # Keys that learning-rate schedulers keep in parameter groups (PyTorch's names).
 SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum",
@@ -213,10 +213,13 @@ class Optimizer:
             if not isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{type(self).__name__}: {key} must be a bool, got {value!r}")
             return
-        if key == "betas":
+        if key in ("betas", "etas", "step_sizes"):
             if not isinstance(value, (tuple, list)) or len(value) != 2 or \
                     any(_ops.concrete(b) is None for b in value):
-                raise ValueError(f"Invalid betas: {value!r} (expected a pair of numbers)")
+                raise ValueError(f"Invalid {key}: {value!r} (expected a pair of numbers)")
+            if key == "etas" and not 0.0 < _ops.concrete(value[0]) < 1.0 < _ops.concrete(value[1]):
+                raise ValueError(f"Invalid eta values: {value[0]}, {value[1]} (need "
+                                 f"0 < etaminus < 1 < etaplus)")
         elif _ops.concrete(value) is None:
             raise TypeError(f"{type(self).__name__}: hyperparameter {key} must be a number, got "
                             f"{type(value).__name__}")
@@ -829,3 +832,42 @@ class LAMB(Optimizer):
                  maximize=False, jit=True):
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay, maximize=maximize), jit=jit)
+
+
+class ASGD(Optimizer):
+    """Averaged SGD, `torch.optim.ASGD`'s arguments and formula; the averaged
+    parameters are the `ax` entries of `state_dict()["state"]`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> opt = ASGD([enp.asarray(1.0)], lr=0.1)
+        >>> round(opt.step([enp.asarray(1.0)])[0].item(), 6)
+        0.89999
+    """
+    _factory = staticmethod(_opt.asgd)
+
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0, *,
+                 maximize=False, jit=True, **torch_flags):
+        _perf_flags("ASGD", torch_flags)
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                                      weight_decay=weight_decay, maximize=maximize), jit=jit)
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation, `torch.optim.Rprop`'s arguments and formula (full-batch
+    training: only the gradient's sign moves the parameters).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> opt = Rprop([enp.asarray(1.0)], lr=0.1)
+        >>> round(opt.step([enp.asarray(3.0)])[0].item(), 6)
+        0.9
+    """
+    _factory = staticmethod(_opt.rprop)
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50.0), *,
+                 maximize=False, jit=True, **torch_flags):
+        _perf_flags("Rprop", torch_flags)
+        pair = lambda v: tuple(v) if isinstance(v, (list, tuple)) else v  # noqa: E731
+        super().__init__(params, dict(lr=lr, etas=pair(etas), step_sizes=pair(step_sizes),
+                                      maximize=maximize), jit=jit)

@@ -25,6 +25,21 @@ __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value", "clip_grad_va
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "stack_module_state"]
 
 
+def _reject_parameters(grads, fn):
+    """PyTorch's `clip_grad_norm_(model.parameters(), ...)` clips the `.grad` stored on
+    each parameter; ember parameters carry no gradient, so clipping them would return
+    clipped *weights* that nothing reads.  Refuse instead of silently doing nothing."""
+    from ..module import Module, NamedParameters, ParameterView
+    if isinstance(grads, (Module, ParameterView, NamedParameters)):
+        what = "a Module" if isinstance(grads, Module) else "the parameters of a module"
+        raise TypeError(
+            f"nn.utils.{fn}: got {what}, but ember keeps no gradients on parameters (PyTorch "
+            f"clips each parameter's .grad). Pass the gradient pytree and use the result: "
+            f"loss, grads = nn.value_and_grad(model, loss_fn)(x); "
+            f"grads{', norm' if 'norm' in fn else ''} = nn.utils.{fn}(grads, ...); "
+            f"optimizer.step(grads)")
+
+
 def get_total_norm(tensors, norm_type: float = 2.0):
     """The `norm_type`-norm of all leaves of a pytree taken together.
 
@@ -51,12 +66,17 @@ def clip_grad_norm(grads, max_norm: float, norm_type: float = 2.0, error_if_nonf
     returns `(clipped_grads, total_norm)` (the norm before clipping).  With
     `error_if_nonfinite`, a NaN/inf norm raises (only when the norm is concrete).
 
+    Nothing is modified in place, also under the PyTorch name `clip_grad_norm_`:
+    pass the gradients (not `model.parameters()`, which raises a TypeError, since
+    ember parameters hold no `.grad`) and step the optimiser with the result.
+
     Example:
         >>> import ember.numpy as enp
         >>> g, n = clip_grad_norm([enp.asarray([0.3, 0.4])], 1.0)
         >>> [round(v, 3) for v in g[0].tolist()]
         [0.3, 0.4]
     """
+    _reject_parameters(grads, "clip_grad_norm_")
     e = enp
     total = get_total_norm(grads, norm_type)
     if error_if_nonfinite and not isinstance(total, Tracer) and not np.isfinite(np.asarray(total)):
@@ -71,13 +91,15 @@ clip_grad_norm_ = clip_grad_norm
 
 
 def clip_grad_value(grads, clip_value: float):
-    """Clamp every gradient entry to [-clip_value, clip_value].
+    """Clamp every gradient entry to [-clip_value, clip_value]; returns the new
+    gradient pytree (`model.parameters()` raises a TypeError, as for `clip_grad_norm`).
 
     Example:
         >>> import ember.numpy as enp
         >>> clip_grad_value({"w": enp.asarray([-3.0, 0.5])}, 1.0)["w"].tolist()
         [-1.0, 0.5]
     """
+    _reject_parameters(grads, "clip_grad_value_")
     e = enp
     c = float(clip_value)
     return tree.map(lambda g: e.clip(e.asarray(g), -c, c), grads)
@@ -86,39 +108,71 @@ def clip_grad_value(grads, clip_value: float):
 clip_grad_value_ = clip_grad_value
 
 
+def _ordered(parameters):
+    """(leaves, rebuild) in PyTorch's order: a module's registration order, a dict's
+    insertion order (nested dicts depth first), other pytrees in leaf order.  Plain
+    pytree flattening would sort dict keys, so `weight` and `bias` would swap."""
+    from ..module import Module
+    if isinstance(parameters, Module):
+        parameters = parameters.parameters()
+    if isinstance(parameters, dict):
+        from .._names import flatten_names, unflatten_names
+        flat = flatten_names(parameters)
+        if all(not isinstance(v, (list, tuple)) for v in flat.values()):
+            names = list(flat)
+            return list(flat.values()), lambda vals: unflatten_names(dict(zip(names, vals)))
+    if not isinstance(parameters, (dict, list, tuple)) and hasattr(parameters, "__iter__"):
+        parameters = list(parameters)  # a generator of arrays, as torch accepts
+    leaves, treedef = tree.flatten(parameters)
+    return leaves, lambda vals: tree.unflatten(treedef, vals)
+
+
 def parameters_to_vector(parameters):
-    """All leaves of a parameter pytree (or a module's parameters), flattened and
-    concatenated into one vector, in pytree-leaf order.
+    """All parameters (a module, `model.parameters()`, a dict, a list or another
+    pytree) flattened and concatenated into one vector, in registration order as
+    PyTorch's `parameters_to_vector(model.parameters())` (a dict's insertion order).
 
     Example:
         >>> import ember.numpy as enp
-        >>> parameters_to_vector({"a": enp.ones((2, 2)), "b": enp.zeros(1)}).shape
-        (5,)
+        >>> from ember import nn
+        >>> m = nn.Linear(2, 1)
+        >>> v = parameters_to_vector(m.parameters())
+        >>> v.shape, v[-1].item() == m.bias.item()
+        ((3,), True)
     """
     e = enp
-    if callable(getattr(parameters, "parameters", None)):
-        parameters = parameters.parameters()
-    leaves = [e.reshape(e.asarray(x), (-1,)) for x in tree.leaves(parameters)]
+    leaves, _ = _ordered(parameters)
+    leaves = [e.reshape(e.asarray(x), (-1,)) for x in leaves]
     if not leaves:
         return e.zeros((0,))
     return e.concat(leaves, axis=0)
 
 
 def vector_to_parameters(vec, parameters):
-    """Split a vector back into a pytree shaped like `parameters` (a pytree or a
-    module, whose `parameters()` give the shapes); returns the new pytree (arrays
-    are immutable, so nothing is written in place; use `module.load_parameters`).
+    """Split a vector (in `parameters_to_vector`'s order) back into a pytree shaped
+    like `parameters` and return it.  Given a module or `model.parameters()`, the
+    values are also written into the module (frozen parameters included), as
+    PyTorch's in-place `vector_to_parameters(vec, model.parameters())` does; a plain
+    pytree is left alone (arrays are immutable), only the result holds the values.
 
     Example:
         >>> import ember.numpy as enp
+        >>> from ember import nn
         >>> p = {"a": enp.ones((2, 2)), "b": enp.zeros(1)}
         >>> vector_to_parameters(enp.arange(5.0), p)["b"].tolist()
         [4.0]
+        >>> m = nn.Linear(2, 1)
+        >>> _ = vector_to_parameters(enp.asarray([1.0, 2.0, 3.0]), m.parameters())
+        >>> m.weight.tolist(), m.bias.tolist()
+        ([[1.0, 2.0]], [3.0])
     """
+    from ..module import Module
     e = enp
-    if callable(getattr(parameters, "parameters", None)):
-        parameters = parameters.parameters()
-    leaves, treedef = tree.flatten(parameters)
+    module = parameters if isinstance(parameters, Module) else None
+    source = getattr(parameters, "module_source", None)
+    if module is None and callable(source):
+        module = source()[0]
+    leaves, rebuild = _ordered(parameters)
     vec = e.asarray(vec)
     total = sum(int(np.prod(x.shape)) for x in leaves)
     if vec.ndim != 1 or vec.shape[0] != total:
@@ -129,7 +183,10 @@ def vector_to_parameters(vec, parameters):
         n = int(np.prod(x.shape))
         out.append(e.reshape(vec[off:off + n], x.shape).astype(x.dtype))
         off += n
-    return tree.unflatten(treedef, out)
+    result = rebuild(out)
+    if module is not None:
+        module.load_parameters(result, include_frozen=True)
+    return result
 
 
 def stack_module_state(models):
