@@ -743,6 +743,9 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         mode = None
     elif mode == "raise":
         mode = None
+    elif mode == "clip" and n > 0:
+        # numpy clips the index as given: -1 reads element 0, it does not wrap to n - 1
+        idx = clip(ensure_array(idx), 0, n - 1)
     key = (slice(None),) * ax + (idx,)
     if mode is None and ia is not None and not isinstance(idx, Array):
         return getitem(x, key, mode="clip")

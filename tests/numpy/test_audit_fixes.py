@@ -78,3 +78,43 @@ def test_floor_divide_every_special_pair_vs_numpy():
         _same_floats(enp.floor_divide(a, b), want)
         _same_floats(jit(enp.floor_divide)(a, b), want)
         _same_floats(jit(lambda u, v: u // v)(enp.asarray(a), enp.asarray(b)), want)
+
+
+# --- 3. take modes ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("idt", [np.int8, np.int16, np.int32, np.int64])
+def test_take_clip_clips_negative_indices_to_zero(idt):
+    a = np.arange(5.0)
+    i = np.array([-7, -1, 0, 4, 7], idt)
+    want = np.take(a, i, mode="clip")  # [0, 0, 0, 4, 4]
+    np.testing.assert_array_equal(enp.take(a, i, mode="clip"), want)
+    np.testing.assert_array_equal(jit(lambda u, v: enp.take(u, v, mode="clip"))(a, i), want)
+
+
+@pytest.mark.parametrize("idt", [np.uint8, np.uint64])
+def test_take_clip_and_wrap_unsigned(idt):
+    a = np.arange(5.0)
+    i = np.array([0, 4, 7, 200, 255], idt)
+    for mode in ("clip", "wrap"):
+        want = np.take(a, i, mode=mode)
+        np.testing.assert_array_equal(enp.take(a, i, mode=mode), want)
+        np.testing.assert_array_equal(jit(lambda u, v: enp.take(u, v, mode=mode))(a, i), want)
+
+
+def test_take_modes_along_an_axis_and_scalar_index():
+    a = np.arange(12.0).reshape(3, 4)
+    i = np.array([[-1, 5], [0, -9]])
+    for mode in ("clip", "wrap"):
+        np.testing.assert_array_equal(enp.take(a, i, axis=1, mode=mode),
+                                      np.take(a, i, axis=1, mode=mode))
+        np.testing.assert_array_equal(enp.take(a, -3, mode=mode), np.take(a, -3, mode=mode))
+        np.testing.assert_array_equal(enp.take(a, np.array(-3), axis=0, mode=mode),
+                                      np.take(a, np.array(-3), axis=0, mode=mode))
+
+
+def test_take_fill_wraps_negatives_once_like_jax():
+    a = np.arange(5.0)
+    i = np.array([-7, -1, 0, 4, 7])
+    want = np.array([NAN, 4.0, 0.0, 4.0, NAN])  # jax.numpy.take(mode="fill")
+    _same_floats(enp.take(a, i, mode="fill"), want)
+    _same_floats(jit(lambda u, v: enp.take(u, v, mode="fill"))(a, i), want)
