@@ -782,6 +782,10 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     xs.insert(ax, xa.shape[ax])
     is_ = list(bs)
     is_.insert(ax, ia.shape[ax])
+    if 0 in is_:
+        # nothing to read; gather cannot express it either (its unit slices along the batch
+        # axes do not fit an empty operand axis)
+        return lax.broadcast_in_dim(const(xa.dtype, 0), tuple(is_), ())
     x = broadcast_to(x, tuple(xs))
     idx = broadcast_to(idx, tuple(is_))
     n = xa.shape[ax]

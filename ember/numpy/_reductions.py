@@ -9,6 +9,8 @@ Example:
 from __future__ import annotations
 
 import builtins
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -629,8 +631,6 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     bshape = tuple(av.shape[i] for i in rest)
     n = _count(av, axes)
     xt = lax.reshape(xt, bshape + (n,))
-    if n == 0:
-        raise ValueError(f"{op}: cannot take a quantile of an empty array (shape {av.shape})")
     wd = _dt.float64  # positions in double precision, like numpy (tiny q must not round to 0)
     qv = concrete_or_none(q)
     if qv is not None:
@@ -641,6 +641,8 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     else:
         qarr = lax.convert_element_type(q, wd)
     qshape = get_aval(qarr).shape
+    if n == 0:
+        return _empty_quantile(d, qshape, bshape, av.shape, axes, keepdims, op)
     srt = sort(xt, axis=-1)
     nan_any = lax.reduce_or(isnan(xt), (len(bshape),))
     if ignore_nan:
@@ -715,6 +717,20 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     if keepdims:
         kshape = qshape + tuple(1 if i in axes else s for i, s in enumerate(av.shape))
         res = lax.reshape(res, kshape)
+    return ensure_array(res)
+
+
+def _empty_quantile(d, qshape, bshape, shape, axes, keepdims, op):
+    # numpy's median and nan* functions: NaN for every empty slice, with a RuntimeWarning
+    # (its quantile/percentile raise an IndexError from inside instead; JAX gives NaN)
+    full = qshape + bshape
+    if 0 not in full:
+        warnings.warn(f"{op}: empty slice (axis of size 0 in shape {tuple(shape)}); the "
+                      f"result is NaN", RuntimeWarning, stacklevel=4)
+    res = const(d, np.nan)
+    res = lax.broadcast_in_dim(res, full, ()) if full else ensure_array(res)
+    if keepdims:
+        res = lax.reshape(res, qshape + tuple(1 if i in axes else s for i, s in enumerate(shape)))
     return ensure_array(res)
 
 

@@ -118,3 +118,70 @@ def test_take_fill_wraps_negatives_once_like_jax():
     want = np.array([NAN, 4.0, 0.0, 4.0, NAN])  # jax.numpy.take(mode="fill")
     _same_floats(enp.take(a, i, mode="fill"), want)
     _same_floats(jit(lambda u, v: enp.take(u, v, mode="fill"))(a, i), want)
+
+
+# --- 4. take_along_axis with an empty batch axis; order statistics of empty slices ----
+
+@pytest.mark.parametrize("xshape, ishape, axis", [((0, 3), (0, 3), 0), ((0, 3), (0, 2), 1),
+                                                  ((2, 0, 3), (2, 0, 1), 2),
+                                                  ((4, 0), (2, 0), 0)])
+def test_take_along_axis_empty_result(xshape, ishape, axis):
+    x = np.zeros(xshape, np.float32)
+    i = np.zeros(ishape, np.int32)
+    want = np.take_along_axis(x, i, axis=axis)
+    for f in (enp.take_along_axis, jit(enp.take_along_axis, static_argnums=2)):
+        got = np.asarray(f(x, i, axis))
+        assert got.shape == want.shape and got.dtype == want.dtype
+
+
+_EMPTY_STATS = {
+    "median": (lambda a, **k: enp.median(a, **k), lambda a, **k: np.median(a, **k)),
+    "nanmedian": (lambda a, **k: enp.nanmedian(a, **k), lambda a, **k: np.nanmedian(a, **k)),
+    "nanquantile": (lambda a, **k: enp.nanquantile(a, 0.25, **k),
+                    lambda a, **k: np.nanquantile(a, 0.25, **k)),
+    "nanpercentile": (lambda a, **k: enp.nanpercentile(a, 30, **k),
+                      lambda a, **k: np.nanpercentile(a, 30, **k)),
+    # numpy's quantile/percentile raise an IndexError from inside here; the answer is
+    # numpy's nanquantile's (and JAX's): NaN of the same shape
+    "quantile": (lambda a, **k: enp.quantile(a, 0.25, **k),
+                 lambda a, **k: np.nanquantile(a, 0.25, **k)),
+    "percentile": (lambda a, **k: enp.percentile(a, 30, **k),
+                   lambda a, **k: np.nanpercentile(a, 30, **k)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_EMPTY_STATS))
+@pytest.mark.parametrize("shape, kw", [((0, 3), {}), ((0, 3), {"axis": 0}),
+                                       ((0, 3), {"axis": 1}), ((0,), {"keepdims": True}),
+                                       ((2, 0, 3), {"axis": 1, "keepdims": True}),
+                                       ((2, 0, 3), {"axis": (0, 1)}), ((2, 0, 3), {"axis": 0})])
+def test_order_statistics_of_empty_slices_are_nan_with_a_warning(name, shape, kw):
+    ours, ref = _EMPTY_STATS[name]
+    x = np.zeros(shape)
+    with warnings.catch_warnings(record=True) as w_np:
+        warnings.simplefilter("always")
+        want = np.asarray(ref(x, **kw))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = np.asarray(ours(x, **kw))
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.isnan(got).all() and np.isnan(want).all()
+    warned = any(issubclass(r.category, RuntimeWarning) for r in w)
+    assert warned == (want.size > 0) == any(issubclass(r.category, RuntimeWarning) for r in w_np)
+    got_jit = np.asarray(jit(lambda a: ours(a, **kw))(x))
+    assert got_jit.shape == want.shape and np.isnan(got_jit).all()
+
+
+def test_quantile_of_empty_with_a_vector_of_q():
+    # q's axis comes first, as for non-empty input (numpy's nanquantile drops it here)
+    with pytest.warns(RuntimeWarning):
+        got = np.asarray(enp.quantile(np.zeros((0, 3)), [0.25, 0.5], axis=0, keepdims=True))
+    assert got.shape == (2, 1, 3) and np.isnan(got).all()
+    with pytest.warns(RuntimeWarning):
+        got = np.asarray(enp.nanpercentile(np.zeros((0, 3), np.int32), [10, 20, 30]))
+    assert got.shape == (3,) and np.isnan(got).all()
+
+
+def test_quantile_of_empty_still_checks_q():
+    with pytest.raises(ValueError, match="range"):
+        enp.quantile(np.zeros((0, 3)), 1.5)
