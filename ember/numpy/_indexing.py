@@ -512,14 +512,22 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] /= values` (numpy's in-place semantics: applied once per entry)."""
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, divide(cur, values), "set", mode)
+        """`x` with `x[idx] /= values`; a duplicate index divides once per occurrence
+        (as in JAX: `x / d` with `d` the values multiplied onto ones, so an integer `x`
+        gives a float result like `divide`)."""
+        return divide(self.array, self._product_of_values(values, mode))
 
     def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] **= values` (applied once per entry)."""
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, _pow(cur, values), "set", mode)
+        """`x` with `x[idx] **= values`; duplicate indices multiply their exponents (as in
+        JAX: `x ** e` with `e` the values multiplied onto ones)."""
+        return _pow(self.array, self._product_of_values(values, mode))
+
+    def _product_of_values(self, values, mode):
+        # every occurrence of an index multiplies its value in; untouched entries stay 1
+        a = get_aval(self.array)
+        one = const(a.dtype, 1)
+        ones = lax.broadcast_in_dim(one, a.shape, ()) if a.shape else ensure_array(one)
+        return _scatter(ones, self.index, values, "mul", mode)
 
     def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):  # noqa: A003
         """`x` with `x[idx] = minimum(x[idx], values)`."""

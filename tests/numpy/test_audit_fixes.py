@@ -185,3 +185,57 @@ def test_quantile_of_empty_with_a_vector_of_q():
 def test_quantile_of_empty_still_checks_q():
     with pytest.raises(ValueError, match="range"):
         enp.quantile(np.zeros((0, 3)), 1.5)
+
+
+# --- 5. .at[] updates with duplicate indices -------------------------------------------
+
+_AT_X = np.array([2.0, 3.0, 4.0, 5.0])
+_AT_I = np.array([0, 0, 1])
+_AT_V = np.array([2.0, 3.0, 0.5])
+# jax.numpy 0.10, x.at[[0, 0, 1]].<method>([2, 3, 0.5]) on [2, 3, 4, 5]
+_AT_WANT = {
+    "add": [7.0, 3.5, 4.0, 5.0],
+    "multiply": [12.0, 1.5, 4.0, 5.0],
+    "divide": [2.0 / 6.0, 6.0, 4.0, 5.0],
+    "power": [64.0, 3.0 ** 0.5, 4.0, 5.0],
+    "min": [2.0, 0.5, 4.0, 5.0],
+    "max": [3.0, 3.0, 4.0, 5.0],
+    "set": [3.0, 0.5, 4.0, 5.0],
+}
+
+
+@pytest.mark.parametrize("method", sorted(_AT_WANT))
+def test_at_methods_apply_every_duplicate_like_jax(method):
+    f = lambda x, v: getattr(x.at[_AT_I], method)(v)  # noqa: E731
+    want = np.array(_AT_WANT[method])
+    x = enp.asarray(_AT_X)
+    np.testing.assert_allclose(np.asarray(f(x, _AT_V)), want, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(jit(f)(x, _AT_V)), want, rtol=1e-15)
+
+
+def test_at_divide_power_integer_and_modes_like_jax():
+    xi = enp.asarray(np.array([2, 3, 4, 5], np.int32))
+    got = xi.at[np.array([0, 0])].divide(2)
+    assert got.dtype == np.float32  # JAX: true division of an int array
+    np.testing.assert_array_equal(got, [0.5, 3.0, 4.0, 5.0])
+    got = xi.at[np.array([0, 0])].power(2)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, [16, 3, 4, 5])
+    xf = enp.asarray(np.array([2.0, 3.0, 4.0, 5.0], np.float32))
+    i = np.array([0, 0, 9])
+    np.testing.assert_array_equal(xf.at[i].divide(2.0, mode="drop"), [0.5, 3.0, 4.0, 5.0])
+    np.testing.assert_array_equal(xf.at[i].power(2.0, mode="clip"), [16.0, 3.0, 4.0, 25.0])
+    np.testing.assert_array_equal(xf.at[np.array([-1, -1])].divide(2.0), [2.0, 3.0, 4.0, 1.25])
+    # JAX multiplies the exponents: (-8) ** (2 * 0.5), not ((-8) ** 2) ** 0.5
+    np.testing.assert_array_equal(
+        enp.asarray(np.array([-8.0, 3.0])).at[np.array([0, 0])].power(np.array([2.0, 0.5])),
+        [-8.0, 3.0])
+
+
+def test_at_divide_gradient_with_duplicates():
+    def f(x, v):
+        return x.at[_AT_I].divide(v).sum()
+    gx, gv = ember.grad(f, argnums=(0, 1))(_AT_X, _AT_V)
+    # d/dx = 1 / prod(values at each entry); d/dv_k = -x_i / (v_k * prod)
+    np.testing.assert_allclose(np.asarray(gx), [1 / 6, 2.0, 1.0, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gv), [-2 / 12, -2 / 18, -3 / 0.25], rtol=1e-12)
