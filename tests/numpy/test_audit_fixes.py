@@ -239,3 +239,59 @@ def test_at_divide_gradient_with_duplicates():
     # d/dx = 1 / prod(values at each entry); d/dv_k = -x_i / (v_k * prod)
     np.testing.assert_allclose(np.asarray(gx), [1 / 6, 2.0, 1.0, 1.0], rtol=1e-12)
     np.testing.assert_allclose(np.asarray(gv), [-2 / 12, -2 / 18, -3 / 0.25], rtol=1e-12)
+
+
+# --- 7. signed zeros in max/min under jit; logaddexp2's derivative at ties -------------
+
+def _ieee_zero_max(a, b):
+    # ember's (and JAX's) rule: IEEE 754-2019 maximum, -0.0 < +0.0 (numpy's maximum
+    # returns the second operand of a zero tie, its fmax the first)
+    return np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0)
+
+
+def _ieee_zero_min(a, b):
+    return np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 37, 300])
+def test_max_min_of_signed_zeros_jit_matches_eager(dtype, n):
+    rng = np.random.default_rng(n)
+    a = rng.choice(np.array([0.0, -0.0], dtype), n)
+    b = rng.choice(np.array([0.0, -0.0], dtype), n)
+    for f, rule in ((enp.maximum, _ieee_zero_max), (enp.minimum, _ieee_zero_min),
+                    (enp.fmax, _ieee_zero_max), (enp.fmin, _ieee_zero_min)):
+        want = rule(a, b).astype(dtype)
+        _same_floats(f(a, b), want)
+        _same_floats(jit(f)(a, b), want)
+    all_pos = not np.signbit(a).all()
+    any_neg = np.signbit(a).any()
+    for f, neg in ((enp.max, not all_pos), (enp.nanmax, not all_pos), (enp.min, any_neg),
+                   (enp.nanmin, any_neg)):
+        want = np.array(-0.0 if neg else 0.0, dtype)
+        _same_floats(f(a), want)
+        _same_floats(jit(f)(a), want)
+
+
+def test_logaddexp2_derivative_at_ties_like_logaddexp():
+    g2 = ember.grad(enp.logaddexp2, argnums=(0, 1))
+    g = ember.grad(enp.logaddexp, argnums=(0, 1))
+    for u in (1.0, -3.0, 0.0):
+        # JAX: 0.5 each
+        assert [float(v) for v in g2(u, u)] == [0.5, 0.5]
+        assert float(ember.grad(lambda t: enp.logaddexp2(t, t))(u)) == 1.0
+    for u in (np.inf, -np.inf):  # equal infinities split evenly, as logaddexp does
+        assert [float(v) for v in g2(u, u)] == [float(v) for v in g(u, u)] == [0.5, 0.5]
+    # away from ties: 2**a / (2**a + 2**b); JAX gives (0.2, 0.8) at (1, 3)
+    np.testing.assert_allclose([float(v) for v in g2(1.0, 3.0)], [0.2, 0.8], rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(jit(ember.grad(enp.logaddexp2))(2.0, 2.0)), 0.5)
+    np.testing.assert_allclose(
+        np.asarray(ember.vmap(ember.grad(enp.logaddexp2))(np.array([1.0, 2.0, -3.0]),
+                                                           np.array([1.0, 0.0, -3.0]))),
+        [0.5, 0.8, 0.5], rtol=1e-6)
+
+
+def test_logaddexp2_gradients_vs_finite_differences():
+    from ember.testing import check_grads
+    check_grads(enp.logaddexp2, (np.array([0.3, -1.2]), np.array([2.0, -1.1])), order=2,
+                modes=("fwd", "rev"))
