@@ -328,6 +328,11 @@ def floor_divide(x1, x2, /, *, out=None):
     if _dt.kind(d) in "iu":
         return _int_floor_divide(a, b)
     if _dt.kind(d) == "f":
+        if d in (_dt.float16, _dt.bfloat16):
+            # numpy's half floor_divide runs its float32 divmod and rounds once at the end
+            # (rounding mod and the quotient to half on the way moves results by an ulp)
+            wide = [_cv.convert_element_type(v, _dt.float32) for v in (a, b)]
+            return _cv.convert_element_type(_float_floor_divide(*wide), d)
         return _float_floor_divide(a, b)
     raise _fail_dtype("floor_divide", d, _REAL)
 
