@@ -1331,30 +1331,29 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # --- clip ---------------------------------------------------------------------------------
 
-def _clip_bound(v, x, op):
-    d = _dtype(x)
-    if isinstance(v, (bool, int, float)) and not isinstance(v, bool) and _dt.kind(d) in "iu":
-        info = _dt.iinfo(d)
-        if isinstance(v, float):
-            if math.isnan(v):
-                raise ValueError(f"{op}: a NaN bound cannot be used with integer dtype {d}")
-            v = math.floor(v) if op == "clip(max)" else math.ceil(v)
-        v = min(max(int(v), int(info.min)), int(info.max))
-    if isinstance(v, (bool, int, float, complex)):
-        return const(d, v)
-    v = _ensure(v)
-    if _dtype(v) != d:
-        v = _cv.convert_element_type(v, d)
+def _clip_bound(v, x):
+    # A Python int bound of an integer `x` keeps x's dtype (NEP 50), so one outside x's
+    # range is saturated first: numpy's answer, and no wrap-around in the cast.
+    if isinstance(v, int) and not isinstance(v, bool) and _kind(x) in "iu":
+        info = _dt.iinfo(_dtype(x))
+        return min(max(v, int(info.min)), int(info.max))
     return v
 
 
 def clip(x, /, min=None, max=None, *, out=None, a_min=None, a_max=None):  # noqa: A002
-    """Limit `x` to [min, max] elementwise; the result keeps the dtype of `x`.
+    """Limit `x` to [min, max] elementwise.
+
+    The result dtype is the promotion of `x` and the bounds (numpy 2 and JAX): an int8 `x`
+    with float bounds gives a float result, a uint8 `x` with int8 bounds an int16 one, so
+    no bound wraps around; Python int bounds keep an integer `x`'s dtype, saturated to
+    its range.
 
     Example:
         >>> import ember.numpy as enp
         >>> enp.clip(enp.asarray([-1, 5, 9]), 0, 6).tolist()
         [0, 5, 6]
+        >>> enp.clip(enp.asarray([-1, 5, 9]), 0, 6.5).tolist()
+        [0.0, 5.0, 6.5]
     """
     no_numpy_feature("clip", out=out)
     if a_min is not None:
@@ -1366,14 +1365,14 @@ def clip(x, /, min=None, max=None, *, out=None, a_min=None, a_max=None):  # noqa
         raise _fail_dtype("clip", _dtype(x), _REALBOOL)
     if min is None and max is None:
         return x
-    parts = [x]
-    lo = hi = None
-    if min is not None:
-        lo = _clip_bound(min, x, "clip(min)")
-        parts.append(lo)
-    if max is not None:
-        hi = _clip_bound(max, x, "clip(max)")
-        parts.append(hi)
+    bounds = [_clip_bound(v, x) for v in (min, max) if v is not None]
+    x, *bounds = promote_args("clip", x, *bounds)
+    for b in bounds:
+        if _kind(b) == "c":
+            raise _fail_dtype("clip", _dtype(b), _REALBOOL)
+    lo = bounds.pop(0) if min is not None else None
+    hi = bounds.pop(0) if max is not None else None
+    parts = [x] + [b for b in (lo, hi) if b is not None]
     shape = broadcast_shapes(*[get_aval(p).shape for p in parts], op="clip")
     if get_aval(x).shape != shape:
         x = broadcast_to(x, shape)

@@ -61,6 +61,9 @@ def test_floor_divide_and_divmod_match_numpy(dtype, pairs):
     _same_floats(enp.floor_divide(a, b), want)
     _same_floats(jit(enp.floor_divide)(a, b), want)
     wq, wr = _np_divmod(a, b)
+    if dtype == np.float16:
+        # half remainder is remainder's own business: divmod must agree with it
+        wr = np.asarray(enp.remainder(a, b))
     q, r = enp.divmod(a, b)
     _same_floats(q, wq)
     _same_floats(r, wr)
@@ -295,3 +298,35 @@ def test_logaddexp2_gradients_vs_finite_differences():
     from ember.testing import check_grads
     check_grads(enp.logaddexp2, (np.array([0.3, -1.2]), np.array([2.0, -1.1])), order=2,
                 modes=("fwd", "rev"))
+
+
+# --- 2. clip with bounds of another dtype ------------------------------------------------
+
+@pytest.mark.parametrize("x, lo, hi", [
+    (np.array([-128, 0, 127], np.int8), np.array([-1.5]), np.array([100.7])),
+    (np.array([0, 10, 255], np.uint8), np.array([-5]), np.array([300])),
+    (np.array([0, 10, 255], np.uint8), np.array([-5], np.int8), np.array([3], np.int8)),
+    (np.array([0, 10, 255], np.uint8), np.int8(-5), np.int8(100)),
+    (np.array([-128, 0, 127], np.int8), 0, 300),
+    (np.array([-128, 0, 127], np.int8), -1000, None),
+    (np.array([0, 10, 255], np.uint8), -5, 300),
+    (np.array([True, False]), False, True),
+    (np.array([1.0, 2.0, 3.0], np.float16), np.array(1.5), 2.5),
+    (np.array([[1.0, 2.0, 3.0]], np.float32), np.array([[0.0], [2.5]], np.float32), 2.8),
+])
+def test_clip_result_dtype_follows_numpy_promotion_without_wrapping(x, lo, hi):
+    want = np.clip(x, lo, hi)
+    for got in (enp.clip(x, lo, hi), jit(lambda a: enp.clip(a, lo, hi))(x)):
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_clip_python_float_bounds_of_an_int_array_give_a_float_result():
+    # numpy: float64, JAX: float32 (its default float), both [-1.5, 0, 100.7]; ember uses
+    # its default float for the weak Python float, as JAX does
+    x = np.array([-128, 0, 127], np.int8)
+    got = enp.clip(x, -1.5, 100.7)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(np.asarray(got), np.array([-1.5, 0.0, 100.7], np.float32))
+    got = enp.clip(np.array([1, 5, 9], np.int32), NAN, 3)
+    assert got.dtype == np.float32 and np.isnan(np.asarray(got)).all()
