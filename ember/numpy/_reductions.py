@@ -703,6 +703,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
             low = lax.add(a_lo, lax.mul(diff, t))
             high = lax.sub(a_hi, lax.mul(diff, lax.sub(const(d, 1), t)))
             res = lax.select_n(lax.ge(t, const(d, 0.5)), low, high)
+        res = _infinite_neighbours(res, a_lo, a_hi, t, d)
     nanv = const(d, np.nan)
     if _dt.kind(d) == "f":
         if ignore_nan:
@@ -718,6 +719,19 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
         kshape = qshape + tuple(1 if i in axes else s for i, s in enumerate(av.shape))
         res = lax.reshape(res, kshape)
     return ensure_array(res)
+
+
+def _infinite_neighbours(res, a_lo, a_hi, t, d):
+    # With an infinite neighbour the lerp's difference is inf or NaN: the weighted sum
+    # a_lo (1 - t) + a_hi t is the answer there (median([1, inf]) is inf, numpy's mean of
+    # the middle pair), and a position on an element is that element (median([-inf, 1,
+    # inf]) is 1, not inf * 0)
+    inf = const(d, np.inf)
+    infinite = lax.bitwise_or(lax.eq(lax.abs(a_lo), inf), lax.eq(lax.abs(a_hi), inf))
+    one = const(d, 1)
+    weighted = lax.add(lax.mul(a_lo, lax.sub(one, t)), lax.mul(a_hi, t))
+    res = lax.select_n(infinite, res, weighted)
+    return lax.select_n(lax.eq(t, const(d, 0)), res, a_lo)
 
 
 def _empty_quantile(d, qshape, bshape, shape, axes, keepdims, op):

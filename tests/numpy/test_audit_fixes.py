@@ -330,3 +330,29 @@ def test_clip_python_float_bounds_of_an_int_array_give_a_float_result():
     np.testing.assert_array_equal(np.asarray(got), np.array([-1.5, 0.0, 100.7], np.float32))
     got = enp.clip(np.array([1, 5, 9], np.int32), NAN, 3)
     assert got.dtype == np.float32 and np.isnan(np.asarray(got)).all()
+
+
+# --- 8. order statistics next to infinities ----------------------------------------------
+
+@pytest.mark.parametrize("values", [[1.0, INF, -INF], [1.0, INF], [-INF, INF], [-INF, 1.0, 2.0, INF],
+                                    [-INF, -INF, 1.0], [INF, INF], [NAN, 1.0, INF],
+                                    [3.0, -INF, 2.0, 5.0, INF]])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_median_next_to_infinities_matches_numpy(values, dtype):
+    a = np.array(values, dtype)
+    with np.errstate(all="ignore"):
+        want = np.median(a)
+        want_nan = np.nanmedian(a)
+    _same_floats(enp.median(a), want)
+    _same_floats(jit(enp.median)(a), want)
+    _same_floats(enp.nanmedian(a), want_nan)
+
+
+def test_quantile_on_an_element_is_that_element():
+    a = np.array([-INF, 1.0, 2.0, INF])
+    # positions 0, 1, 2, 3 exactly (numpy's lerp gives NaN at the ends: inf * 0)
+    got = np.asarray(enp.quantile(a, np.array([0.0, 1 / 3, 2 / 3, 1.0])))
+    np.testing.assert_array_equal(got, [-INF, 1.0, 2.0, INF])
+    np.testing.assert_array_equal(np.asarray(enp.quantile(np.array([1.0, INF]), 0.25)), INF)
+    np.testing.assert_array_equal(np.asarray(enp.quantile(np.array([-INF, 1.0]), 0.75)), -INF)
+    assert float(enp.quantile(np.array([1.0, INF, -INF]), 0.5, method="midpoint")) == 1.0
