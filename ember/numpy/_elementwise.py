@@ -531,7 +531,7 @@ def logaddexp(x1, x2, /):
     """
     a, b = promote_args("logaddexp", x1, x2, to_inexact=True)
     check_dtype("logaddexp", a, "real floating")
-    return _logaddexp(a, b)
+    return _in_float32_if_half(_logaddexp, a, b)
 
 
 def _logaddexp_primal(a, b):
@@ -572,7 +572,17 @@ def logaddexp2(x1, x2, /):
     """
     a, b = promote_args("logaddexp2", x1, x2, to_inexact=True)
     check_dtype("logaddexp2", a, "real floating")
-    return _logaddexp2(a, b)
+    return _in_float32_if_half(_logaddexp2, a, b)
+
+
+def _in_float32_if_half(f, a, b):
+    # numpy evaluates half-precision logaddexp in float32 and rounds once; rounding each
+    # step to half drifted by an ulp or more
+    d = _dtype(a)
+    if d not in (_dt.float16, _dt.bfloat16):
+        return f(a, b)
+    wide = [_cv.convert_element_type(v, _dt.float32) for v in (a, b)]
+    return _cv.convert_element_type(f(*wide), d)
 
 
 def _logaddexp2_primal(a, b):

@@ -356,3 +356,20 @@ def test_quantile_on_an_element_is_that_element():
     np.testing.assert_array_equal(np.asarray(enp.quantile(np.array([1.0, INF]), 0.25)), INF)
     np.testing.assert_array_equal(np.asarray(enp.quantile(np.array([-INF, 1.0]), 0.75)), -INF)
     assert float(enp.quantile(np.array([1.0, INF, -INF]), 0.5, method="midpoint")) == 1.0
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+def test_half_logaddexp_rounds_once_like_numpy(name):
+    rng = np.random.default_rng(1)
+    special = np.array([0.0, -0.0, INF, -INF, NAN, 1.0, -1.0, 2.5, -7.0, 65504.0])
+    a = np.concatenate([rng.uniform(-20, 20, 400), rng.choice(special, 100)]).astype(np.float16)
+    b = np.concatenate([rng.uniform(-20, 20, 400), rng.choice(special, 100)]).astype(np.float16)
+    with np.errstate(all="ignore"):
+        want = getattr(np, name)(a, b)
+    f = getattr(enp, name)
+    for got in (f(a, b), jit(f)(a, b)):
+        got = np.asarray(got)
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, want)
+    g = ember.grad(lambda u, v: f(u, v).astype(np.float32))(np.float16(1.0), np.float16(1.0))
+    assert g.dtype == np.float16 and float(g) == 0.5
