@@ -233,7 +233,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     no_numpy_feature("mean", out=out)
     x, av, axes = _prep(a, axis, "mean")
+    src = x
     x, out_d = _float_acc(x, dtype, "mean")
+    if ((where is None or where is True) and _dt.kind(av.dtype) in "biu"
+            and av.dtype.itemsize <= 4 and _dt.kind(out_d) == "f"):
+        # narrow integers sum exactly in int64 (|sum| < 2**63 for any array that fits in
+        # memory) and divide in float64, rounding once: a float32 running sum lost the low
+        # digits of large values (mean of int32 extremes off by ~1) and eager and jit,
+        # summing in different orders, lost different ones
+        s = lax.reduce_sum(lax.convert_element_type(src, _dt.int64), axes)
+        y = lax.div(lax.convert_element_type(s, _dt.float64), const(_dt.float64, _count(av, axes)))
+        return ensure_array(_keep(_to(y, out_d), av, axes, keepdims))
     d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
     if where is not None and where is not True:

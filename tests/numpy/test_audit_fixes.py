@@ -373,3 +373,23 @@ def test_half_logaddexp_rounds_once_like_numpy(name):
         np.testing.assert_array_equal(got, want)
     g = ember.grad(lambda u, v: f(u, v).astype(np.float32))(np.float16(1.0), np.float16(1.0))
     assert g.dtype == np.float16 and float(g) == 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint8, np.uint16, np.uint32,
+                                   np.bool_])
+def test_mean_of_narrow_integers_is_exact_and_jit_agrees(dtype):
+    if dtype == np.bool_:
+        x = np.array([True, False, True, True, False, True, True])
+    else:
+        info = np.iinfo(dtype)
+        x = np.array([info.min, info.max, 0, 1, 7, info.min + 1, info.max - 1, 3, 5], dtype)
+    # numpy's float64 mean rounded once to ember's result dtype (float32; float64 for
+    # uint32, which float32 cannot hold)
+    rd = np.float64 if dtype == np.uint32 else np.float32
+    want = rd(np.mean(x))
+    for got in (enp.mean(x), jit(enp.mean)(x)):
+        assert got.dtype == rd
+        assert float(got) == float(want)
+    m = x.reshape(1, -1).repeat(3, axis=0)
+    for got in (enp.mean(m, axis=1, keepdims=True), jit(lambda v: enp.mean(v, axis=1, keepdims=True))(m)):
+        np.testing.assert_array_equal(np.asarray(got), np.full((3, 1), want))
