@@ -509,6 +509,10 @@ def hypot(x1, x2, /):
     """
     a, b = promote_args("hypot", x1, x2, to_inexact=True)
     check_dtype("hypot", a, "real floating")
+    return _in_float32_if_half(_hypot, a, b)
+
+
+def _hypot(a, b):
     aa, ab = _ew.abs(a), _ew.abs(b)
     m = _ew.max(aa, ab)
     n = _ew.min(aa, ab)
@@ -576,8 +580,8 @@ def logaddexp2(x1, x2, /):
 
 
 def _in_float32_if_half(f, a, b):
-    # numpy evaluates half-precision logaddexp in float32 and rounds once; rounding each
-    # step to half drifted by an ulp or more
+    # numpy evaluates half-precision logaddexp and hypot in float32 and rounds once;
+    # rounding each step to half drifted by an ulp or more
     d = _dtype(a)
     if d not in (_dt.float16, _dt.bfloat16):
         return f(a, b)

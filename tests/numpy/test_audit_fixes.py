@@ -393,3 +393,19 @@ def test_mean_of_narrow_integers_is_exact_and_jit_agrees(dtype):
     m = x.reshape(1, -1).repeat(3, axis=0)
     for got in (enp.mean(m, axis=1, keepdims=True), jit(lambda v: enp.mean(v, axis=1, keepdims=True))(m)):
         np.testing.assert_array_equal(np.asarray(got), np.full((3, 1), want))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_hypot_rounds_once(dtype):
+    import ml_dtypes
+    d = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(np.float16)
+    rng = np.random.default_rng(2)
+    special = np.array([0.0, -0.0, INF, -INF, NAN, 1.0, -7.0, 1.5, 3.0])
+    a = np.concatenate([rng.uniform(-50, 50, 300), rng.choice(special, 60)]).astype(d)
+    b = np.concatenate([rng.uniform(-50, 50, 300), rng.choice(special, 60)]).astype(d)
+    # numpy's answer: float32 hypot rounded once to the half type
+    want = np.hypot(a.astype(np.float32), b.astype(np.float32)).astype(d)
+    for got in (enp.hypot(a, b), jit(enp.hypot)(a, b)):
+        got = np.asarray(got)
+        assert got.dtype == d
+        np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
