@@ -446,6 +446,8 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
         [4, 9]
     """
     no_numpy_feature("pow", out=out)
+    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and x2 < 0:
+        _refuse_negative_int_power(x1, x2)
     if type(x2) is int and getattr(x1, "aval", None) is not None:
         d = x1.aval.dtype
         k = _dt.kind(d)
@@ -467,6 +469,19 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
 
 
 power = pow
+
+
+def _refuse_negative_int_power(x1, x2):
+    # numpy raises ValueError and JAX TypeError here; x ** -n of an integer is not an
+    # integer, and the truncated answer (0 for 2 ** -1) would pass silently. Array
+    # exponents, whose sign is not known while tracing, keep the truncated result.
+    if isinstance(x1, (float, complex)):
+        return
+    d = "int" if isinstance(x1, (bool, int)) else _dtype(_ensure(x1))
+    if d == "int" or _dt.kind(d) in "biu":
+        raise ValueError(f"pow: integers to negative integer powers are not allowed (base "
+                         f"dtype {d}, exponent {int(x2)}); cast the base to a float dtype "
+                         f"first, e.g. x.astype(float32) ** {int(x2)}")
 
 
 def float_power(x1, x2, /):

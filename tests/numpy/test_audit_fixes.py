@@ -409,3 +409,21 @@ def test_half_hypot_rounds_once(dtype):
         got = np.asarray(got)
         assert got.dtype == d
         np.testing.assert_array_equal(got.astype(np.float32), want.astype(np.float32))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: enp.pow(enp.asarray(np.array([2, 3], np.int32)), -1),
+    lambda: enp.asarray(np.array([2, 3], np.int8)) ** -2,
+    lambda: jit(lambda v: v ** -1)(np.array([2, 3], np.int64)),
+    lambda: enp.power(np.array([2, 3], np.uint8), np.int64(-1)),
+    lambda: enp.power(2, -1),
+])
+def test_integer_base_to_a_negative_scalar_power_raises_like_numpy(make):
+    with pytest.raises(ValueError, match="negative integer powers"):
+        make()
+
+
+def test_negative_powers_that_stay_allowed():
+    np.testing.assert_array_equal(enp.asarray(np.array([2.0, 4.0], np.float32)) ** -1, [0.5, 0.25])
+    assert float(enp.power(2.0, -1)) == 0.5
+    assert enp.power(np.array([2, 3], np.int32), 2).tolist() == [4, 9]
