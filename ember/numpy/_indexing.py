@@ -904,6 +904,14 @@ def ix_(*args):
         a = ensure_array(a)
         if get_aval(a).ndim != 1:
             raise ValueError("ix_: cross index must be 1 dimensional")
+        if get_aval(a).dtype == _dt.bool_:
+            # numpy takes a boolean sequence as the positions of its True entries
+            cv = concrete_or_none(a) if not isinstance(a, Tracer) else None
+            if cv is None:
+                raise TypeError(f"ix_: boolean argument {k} must be concrete (its True count "
+                                f"sets the result shape); pass nonzero(mask)[0] with a "
+                                f"size= instead")
+            a = ensure_array(np.nonzero(np.asarray(cv))[0].astype(np.int32))
         shp = [1] * n
         shp[k] = get_aval(a).shape[0]
         out.append(lax.reshape(a, tuple(shp)))

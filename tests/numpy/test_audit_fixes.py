@@ -427,3 +427,14 @@ def test_negative_powers_that_stay_allowed():
     np.testing.assert_array_equal(enp.asarray(np.array([2.0, 4.0], np.float32)) ** -1, [0.5, 0.25])
     assert float(enp.power(2.0, -1)) == 0.5
     assert enp.power(np.array([2, 3], np.int32), 2).tolist() == [4, 9]
+
+
+def test_ix_takes_a_boolean_sequence_as_its_true_positions():
+    m = np.arange(12.0).reshape(3, 4)
+    rows, cols = np.array([True, False, True]), np.array([1, 3])
+    want = m[np.ix_(rows, cols)]
+    got = np.asarray(enp.asarray(m)[enp.ix_(rows, cols)])
+    np.testing.assert_array_equal(got, want)
+    assert [a.shape for a in enp.ix_(rows, cols)] == [(2, 1), (1, 2)]
+    with pytest.raises(TypeError, match="ix_: boolean argument 0 must be concrete"):
+        jit(lambda r: enp.ix_(r, cols)[0])(rows)
