@@ -727,7 +727,12 @@ defbroadcasting(select_n_p)
 
 
 def select_n(which, *cases):
-    """cases[which] elementwise: with a bool selector, (case_false, case_true)."""
+    """cases[which] elementwise: with a bool selector, (case_false, case_true).
+
+    An integer selector outside [0, len(cases)) is clipped on every backend: a negative
+    one picks the first case, a larger one (an unsigned one with its top bit set too) the
+    last.
+    """
     return select_n_p.bind(which, *cases)
 
 
