@@ -334,7 +334,8 @@ def test_clip_python_float_bounds_of_an_int_array_give_a_float_result():
 
 # --- 8. order statistics next to infinities ----------------------------------------------
 
-@pytest.mark.parametrize("values", [[1.0, INF, -INF], [1.0, INF], [-INF, INF], [-INF, 1.0, 2.0, INF],
+@pytest.mark.parametrize("values", [[1.0, INF, -INF], [1.0, INF], [-INF, INF],
+                                    [-INF, 1.0, 2.0, INF],
                                     [-INF, -INF, 1.0], [INF, INF], [NAN, 1.0, INF],
                                     [3.0, -INF, 2.0, 5.0, INF]])
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
@@ -391,7 +392,8 @@ def test_mean_of_narrow_integers_is_exact_and_jit_agrees(dtype):
         assert got.dtype == rd
         assert float(got) == float(want)
     m = x.reshape(1, -1).repeat(3, axis=0)
-    for got in (enp.mean(m, axis=1, keepdims=True), jit(lambda v: enp.mean(v, axis=1, keepdims=True))(m)):
+    mean_rows = lambda v: enp.mean(v, axis=1, keepdims=True)  # noqa: E731
+    for got in (mean_rows(m), jit(mean_rows)(m)):
         np.testing.assert_array_equal(np.asarray(got), np.full((3, 1), want))
 
 
