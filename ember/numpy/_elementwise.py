@@ -307,11 +307,10 @@ def _float_floor_divide(a, b):
     fl = _select(_ew.gt(_ew.sub(div, fl), _c(a, 0.5)), _ew.add(fl, one), fl)
     quotient = _ew.div(a, b)
     fl = _select(_ew.eq(div, zero), _copysign(_zeros_like(a), quotient), fl)
-    # Where a divisor is zero or an operand is infinite the standard asks for floor(a / b)
-    # (numpy's divmod-based answer is NaN there).
-    special = _ew.bitwise_or(_ew.eq(b, zero),
-                             _ew.bitwise_or(_isinf_float(a), _isinf_float(b)))
-    return _select(special, _ew.floor(quotient), fl)
+    # numpy's divmod answer everywhere but a zero divisor, where it is a / b: so
+    # inf // 2 is NaN (fmod(inf, 2) is NaN) and 3 // -inf is -1 (Python's too), not the
+    # floor(a / b) the array API standard suggests.
+    return _select(_ew.eq(b, zero), quotient, fl)
 
 
 def floor_divide(x1, x2, /, *, out=None):
@@ -329,6 +328,11 @@ def floor_divide(x1, x2, /, *, out=None):
     if _dt.kind(d) in "iu":
         return _int_floor_divide(a, b)
     if _dt.kind(d) == "f":
+        if d in (_dt.float16, _dt.bfloat16):
+            # numpy's half floor_divide runs its float32 divmod and rounds once at the end
+            # (rounding mod and the quotient to half on the way moves results by an ulp)
+            wide = [_cv.convert_element_type(v, _dt.float32) for v in (a, b)]
+            return _cv.convert_element_type(_float_floor_divide(*wide), d)
         return _float_floor_divide(a, b)
     raise _fail_dtype("floor_divide", d, _REAL)
 
@@ -442,6 +446,8 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
         [4, 9]
     """
     no_numpy_feature("pow", out=out)
+    if isinstance(x2, (int, np.integer)) and not isinstance(x2, bool) and x2 < 0:
+        _refuse_negative_int_power(x1, x2)
     if type(x2) is int and getattr(x1, "aval", None) is not None:
         d = x1.aval.dtype
         k = _dt.kind(d)
@@ -463,6 +469,19 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
 
 
 power = pow
+
+
+def _refuse_negative_int_power(x1, x2):
+    # numpy raises ValueError and JAX TypeError here; x ** -n of an integer is not an
+    # integer, and the truncated answer (0 for 2 ** -1) would pass silently. Array
+    # exponents, whose sign is not known while tracing, keep the truncated result.
+    if isinstance(x1, (float, complex)):
+        return
+    d = "int" if isinstance(x1, (bool, int)) else _dtype(_ensure(x1))
+    if d == "int" or _dt.kind(d) in "biu":
+        raise ValueError(f"pow: integers to negative integer powers are not allowed (base "
+                         f"dtype {d}, exponent {int(x2)}); cast the base to a float dtype "
+                         f"first, e.g. x.astype(float32) ** {int(x2)}")
 
 
 def float_power(x1, x2, /):
@@ -505,6 +524,10 @@ def hypot(x1, x2, /):
     """
     a, b = promote_args("hypot", x1, x2, to_inexact=True)
     check_dtype("hypot", a, "real floating")
+    return _in_float32_if_half(_hypot, a, b)
+
+
+def _hypot(a, b):
     aa, ab = _ew.abs(a), _ew.abs(b)
     m = _ew.max(aa, ab)
     n = _ew.min(aa, ab)
@@ -527,7 +550,7 @@ def logaddexp(x1, x2, /):
     """
     a, b = promote_args("logaddexp", x1, x2, to_inexact=True)
     check_dtype("logaddexp", a, "real floating")
-    return _logaddexp(a, b)
+    return _in_float32_if_half(_logaddexp, a, b)
 
 
 def _logaddexp_primal(a, b):
@@ -568,10 +591,45 @@ def logaddexp2(x1, x2, /):
     """
     a, b = promote_args("logaddexp2", x1, x2, to_inexact=True)
     check_dtype("logaddexp2", a, "real floating")
+    return _in_float32_if_half(_logaddexp2, a, b)
+
+
+def _in_float32_if_half(f, a, b):
+    # numpy evaluates half-precision logaddexp and hypot in float32 and rounds once;
+    # rounding each step to half drifted by an ulp or more
+    d = _dtype(a)
+    if d not in (_dt.float16, _dt.bfloat16):
+        return f(a, b)
+    wide = [_cv.convert_element_type(v, _dt.float32) for v in (a, b)]
+    return _cv.convert_element_type(f(*wide), d)
+
+
+def _logaddexp2_primal(a, b):
     m = _ew.max(a, b)
     t = _ew.exp2(_ew.neg(_ew.abs(_ew.sub(a, b))))
     r = _ew.add(m, _ew.mul(_ew.log1p(t), _c(a, 1 / math.log(2))))
     return _select(_ew.eq(a, b), _ew.add(m, _c(a, 1)), r)
+
+
+def _logaddexp2_jvp(primals, tangents):
+    # as for logaddexp: the kinks of the primal formula sit at a == b, where the true
+    # derivative, d/da = 2**a / (2**a + 2**b) = logistic((a - b) ln 2), is 1/2
+    a, b = primals
+    ta, tb = tangents
+    d = _ew.mul(_ew.sub(a, b), _c(a, math.log(2)))
+    d = _select(_ew.ne(d, d), _c(a, 0), d)  # equal infinities: split evenly
+    wa = _ew.logistic(d)
+    wb = _ew.logistic(_ew.neg(d))
+    return _logaddexp2(a, b), _ew.add(_ew.mul(ta, wa), _ew.mul(tb, wb))
+
+
+def _make_logaddexp2():
+    f = custom_jvp(_logaddexp2_primal)
+    f.defjvp(_logaddexp2_jvp)
+    return f
+
+
+_logaddexp2 = _make_logaddexp2()
 
 
 def heaviside(x1, x2, /):
@@ -1302,30 +1360,29 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 # --- clip ---------------------------------------------------------------------------------
 
-def _clip_bound(v, x, op):
-    d = _dtype(x)
-    if isinstance(v, (bool, int, float)) and not isinstance(v, bool) and _dt.kind(d) in "iu":
-        info = _dt.iinfo(d)
-        if isinstance(v, float):
-            if math.isnan(v):
-                raise ValueError(f"{op}: a NaN bound cannot be used with integer dtype {d}")
-            v = math.floor(v) if op == "clip(max)" else math.ceil(v)
-        v = min(max(int(v), int(info.min)), int(info.max))
-    if isinstance(v, (bool, int, float, complex)):
-        return const(d, v)
-    v = _ensure(v)
-    if _dtype(v) != d:
-        v = _cv.convert_element_type(v, d)
+def _clip_bound(v, x):
+    # A Python int bound of an integer `x` keeps x's dtype (NEP 50), so one outside x's
+    # range is saturated first: numpy's answer, and no wrap-around in the cast.
+    if isinstance(v, int) and not isinstance(v, bool) and _kind(x) in "iu":
+        info = _dt.iinfo(_dtype(x))
+        return min(max(v, int(info.min)), int(info.max))
     return v
 
 
 def clip(x, /, min=None, max=None, *, out=None, a_min=None, a_max=None):  # noqa: A002
-    """Limit `x` to [min, max] elementwise; the result keeps the dtype of `x`.
+    """Limit `x` to [min, max] elementwise.
+
+    The result dtype is the promotion of `x` and the bounds (numpy 2 and JAX): an int8 `x`
+    with float bounds gives a float result, a uint8 `x` with int8 bounds an int16 one, so
+    no bound wraps around; Python int bounds keep an integer `x`'s dtype, saturated to
+    its range.
 
     Example:
         >>> import ember.numpy as enp
         >>> enp.clip(enp.asarray([-1, 5, 9]), 0, 6).tolist()
         [0, 5, 6]
+        >>> enp.clip(enp.asarray([-1, 5, 9]), 0, 6.5).tolist()
+        [0.0, 5.0, 6.5]
     """
     no_numpy_feature("clip", out=out)
     if a_min is not None:
@@ -1337,14 +1394,14 @@ def clip(x, /, min=None, max=None, *, out=None, a_min=None, a_max=None):  # noqa
         raise _fail_dtype("clip", _dtype(x), _REALBOOL)
     if min is None and max is None:
         return x
-    parts = [x]
-    lo = hi = None
-    if min is not None:
-        lo = _clip_bound(min, x, "clip(min)")
-        parts.append(lo)
-    if max is not None:
-        hi = _clip_bound(max, x, "clip(max)")
-        parts.append(hi)
+    bounds = [_clip_bound(v, x) for v in (min, max) if v is not None]
+    x, *bounds = promote_args("clip", x, *bounds)
+    for b in bounds:
+        if _kind(b) == "c":
+            raise _fail_dtype("clip", _dtype(b), _REALBOOL)
+    lo = bounds.pop(0) if min is not None else None
+    hi = bounds.pop(0) if max is not None else None
+    parts = [x] + [b for b in (lo, hi) if b is not None]
     shape = broadcast_shapes(*[get_aval(p).shape for p in parts], op="clip")
     if get_aval(x).shape != shape:
         x = broadcast_to(x, shape)

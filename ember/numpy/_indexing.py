@@ -512,14 +512,22 @@ class _IndexUpdateRef:
     mul = multiply
 
     def divide(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] /= values` (numpy's in-place semantics: applied once per entry)."""
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, divide(cur, values), "set", mode)
+        """`x` with `x[idx] /= values`; a duplicate index divides once per occurrence
+        (as in JAX: `x / d` with `d` the values multiplied onto ones, so an integer `x`
+        gives a float result like `divide`)."""
+        return divide(self.array, self._product_of_values(values, mode))
 
     def power(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] **= values` (applied once per entry)."""
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, _pow(cur, values), "set", mode)
+        """`x` with `x[idx] **= values`; duplicate indices multiply their exponents (as in
+        JAX: `x ** e` with `e` the values multiplied onto ones)."""
+        return _pow(self.array, self._product_of_values(values, mode))
+
+    def _product_of_values(self, values, mode):
+        # every occurrence of an index multiplies its value in; untouched entries stay 1
+        a = get_aval(self.array)
+        one = const(a.dtype, 1)
+        ones = lax.broadcast_in_dim(one, a.shape, ()) if a.shape else ensure_array(one)
+        return _scatter(ones, self.index, values, "mul", mode)
 
     def min(self, values, *, mode=None, indices_are_sorted=False, unique_indices=False):  # noqa: A003
         """`x` with `x[idx] = minimum(x[idx], values)`."""
@@ -743,6 +751,9 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         mode = None
     elif mode == "raise":
         mode = None
+    elif mode == "clip" and n > 0:
+        # numpy clips the index as given: -1 reads element 0, it does not wrap to n - 1
+        idx = clip(ensure_array(idx), 0, n - 1)
     key = (slice(None),) * ax + (idx,)
     if mode is None and ia is not None and not isinstance(idx, Array):
         return getitem(x, key, mode="clip")
@@ -779,6 +790,10 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     xs.insert(ax, xa.shape[ax])
     is_ = list(bs)
     is_.insert(ax, ia.shape[ax])
+    if 0 in is_:
+        # nothing to read; gather cannot express it either (its unit slices along the batch
+        # axes do not fit an empty operand axis)
+        return lax.broadcast_in_dim(const(xa.dtype, 0), tuple(is_), ())
     x = broadcast_to(x, tuple(xs))
     idx = broadcast_to(idx, tuple(is_))
     n = xa.shape[ax]
@@ -889,6 +904,14 @@ def ix_(*args):
         a = ensure_array(a)
         if get_aval(a).ndim != 1:
             raise ValueError("ix_: cross index must be 1 dimensional")
+        if get_aval(a).dtype == _dt.bool_:
+            # numpy takes a boolean sequence as the positions of its True entries
+            cv = concrete_or_none(a) if not isinstance(a, Tracer) else None
+            if cv is None:
+                raise TypeError(f"ix_: boolean argument {k} must be concrete (its True count "
+                                f"sets the result shape); pass nonzero(mask)[0] with a "
+                                f"size= instead")
+            a = ensure_array(np.nonzero(np.asarray(cv))[0].astype(np.int32))
         shp = [1] * n
         shp[k] = get_aval(a).shape[0]
         out.append(lax.reshape(a, tuple(shp)))

@@ -9,6 +9,8 @@ Example:
 from __future__ import annotations
 
 import builtins
+import warnings
+
 import numpy as np
 
 from .. import dtypes as _dt
@@ -231,7 +233,17 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """
     no_numpy_feature("mean", out=out)
     x, av, axes = _prep(a, axis, "mean")
+    src = x
     x, out_d = _float_acc(x, dtype, "mean")
+    if ((where is None or where is True) and _dt.kind(av.dtype) in "biu"
+            and av.dtype.itemsize <= 4 and _dt.kind(out_d) == "f"):
+        # narrow integers sum exactly in int64 (|sum| < 2**63 for any array that fits in
+        # memory) and divide in float64, rounding once: a float32 running sum lost the low
+        # digits of large values (mean of int32 extremes off by ~1) and eager and jit,
+        # summing in different orders, lost different ones
+        s = lax.reduce_sum(lax.convert_element_type(src, _dt.int64), axes)
+        y = lax.div(lax.convert_element_type(s, _dt.float64), const(_dt.float64, _count(av, axes)))
+        return ensure_array(_keep(_to(y, out_d), av, axes, keepdims))
     d = get_aval(x).dtype
     rd = _dt.real_dtype(d)
     if where is not None and where is not True:
@@ -629,8 +641,6 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     bshape = tuple(av.shape[i] for i in rest)
     n = _count(av, axes)
     xt = lax.reshape(xt, bshape + (n,))
-    if n == 0:
-        raise ValueError(f"{op}: cannot take a quantile of an empty array (shape {av.shape})")
     wd = _dt.float64  # positions in double precision, like numpy (tiny q must not round to 0)
     qv = concrete_or_none(q)
     if qv is not None:
@@ -641,6 +651,8 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     else:
         qarr = lax.convert_element_type(q, wd)
     qshape = get_aval(qarr).shape
+    if n == 0:
+        return _empty_quantile(d, qshape, bshape, av.shape, axes, keepdims, op)
     srt = sort(xt, axis=-1)
     nan_any = lax.reduce_or(isnan(xt), (len(bshape),))
     if ignore_nan:
@@ -701,6 +713,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
             low = lax.add(a_lo, lax.mul(diff, t))
             high = lax.sub(a_hi, lax.mul(diff, lax.sub(const(d, 1), t)))
             res = lax.select_n(lax.ge(t, const(d, 0.5)), low, high)
+        res = _infinite_neighbours(res, a_lo, a_hi, t, d)
     nanv = const(d, np.nan)
     if _dt.kind(d) == "f":
         if ignore_nan:
@@ -715,6 +728,33 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
     if keepdims:
         kshape = qshape + tuple(1 if i in axes else s for i, s in enumerate(av.shape))
         res = lax.reshape(res, kshape)
+    return ensure_array(res)
+
+
+def _infinite_neighbours(res, a_lo, a_hi, t, d):
+    # With an infinite neighbour the lerp's difference is inf or NaN: the weighted sum
+    # a_lo (1 - t) + a_hi t is the answer there (median([1, inf]) is inf, numpy's mean of
+    # the middle pair), and a position on an element is that element (median([-inf, 1,
+    # inf]) is 1, not inf * 0)
+    inf = const(d, np.inf)
+    infinite = lax.bitwise_or(lax.eq(lax.abs(a_lo), inf), lax.eq(lax.abs(a_hi), inf))
+    one = const(d, 1)
+    weighted = lax.add(lax.mul(a_lo, lax.sub(one, t)), lax.mul(a_hi, t))
+    res = lax.select_n(infinite, res, weighted)
+    return lax.select_n(lax.eq(t, const(d, 0)), res, a_lo)
+
+
+def _empty_quantile(d, qshape, bshape, shape, axes, keepdims, op):
+    # numpy's median and nan* functions: NaN for every empty slice, with a RuntimeWarning
+    # (its quantile/percentile raise an IndexError from inside instead; JAX gives NaN)
+    full = qshape + bshape
+    if 0 not in full:
+        warnings.warn(f"{op}: empty slice (axis of size 0 in shape {tuple(shape)}); the "
+                      f"result is NaN", RuntimeWarning, stacklevel=4)
+    res = const(d, np.nan)
+    res = lax.broadcast_in_dim(res, full, ()) if full else ensure_array(res)
+    if keepdims:
+        res = lax.reshape(res, qshape + tuple(1 if i in axes else s for i, s in enumerate(shape)))
     return ensure_array(res)
 
 

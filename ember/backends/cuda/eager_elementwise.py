@@ -244,7 +244,9 @@ def _select_n(xp, which, *cases):
     if which.dtype == np.bool_:
         return xp.asarray(xp.where(which, cases[1], cases[0])).astype(cases[0].dtype, copy=False)
     # an integer selector, clipped into range like np.choose(mode="clip")
-    idx = xp.clip(which.astype(np.int64), 0, len(cases) - 1)
+    # (clipped above in the selector's own dtype first, so a uint64 past 2**63 stays large)
+    idx = xp.clip(xp.minimum(which, which.dtype.type(len(cases) - 1)).astype(np.int64),
+                  0, len(cases) - 1)
     out = xp.broadcast_to(cases[0], shape)
     for i in range(1, len(cases)):
         out = xp.where(idx == i, cases[i], out)

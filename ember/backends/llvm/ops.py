@@ -160,8 +160,11 @@ def _select_n(em, vals, in_dt, dtype, params):
     if which.type == I1:
         return b.select(which, cases[1], cases[0])
     res = cases[0]
+    # an unsigned selector with its top bit set is a large index (the last case), not a
+    # negative one
+    cmp = b.icmp_signed if _is_signed(in_dt) else b.icmp_unsigned
     for i, c in enumerate(cases[1:], 1):
-        cond = b.icmp_signed(">=", which, ir.Constant(which.type, i))
+        cond = cmp(">=", which, ir.Constant(which.type, i))
         res = b.select(cond, c, res)
     return res
 

@@ -715,6 +715,8 @@ def _select_impl(which, *cases):
         return np.asarray(np.broadcast_to(cases[0], np.broadcast_shapes(which.shape, np.shape(cases[0]))))
     if which.dtype == np.bool_:
         return np.asarray(np.where(which, cases[1], cases[0]), dtype=np.result_type(cases[0]))
+    # clip in the selector's own dtype first: uint64 above 2**63 must not wrap negative
+    which = np.minimum(which, which.dtype.type(len(cases) - 1))
     return np.asarray(np.choose(which.astype(np.int64), [np.asarray(c) for c in cases], mode="clip"))
 
 
@@ -725,7 +727,12 @@ defbroadcasting(select_n_p)
 
 
 def select_n(which, *cases):
-    """cases[which] elementwise: with a bool selector, (case_false, case_true)."""
+    """cases[which] elementwise: with a bool selector, (case_false, case_true).
+
+    An integer selector outside [0, len(cases)) is clipped on every backend: a negative
+    one picks the first case, a larger one (an unsigned one with its top bit set too) the
+    last.
+    """
     return select_n_p.bind(which, *cases)
 
 

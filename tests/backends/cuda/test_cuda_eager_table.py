@@ -199,6 +199,17 @@ def test_select_n_and_clamp(data):
     check(E.clamp_p, [lo, x, hi], {})
 
 
+@pytest.mark.parametrize("sel", [np.uint8, np.uint32, np.uint64])
+def test_select_n_unsigned_selector_with_its_top_bit_set(sel):
+    # a selector past 2**(bits-1) is a large index: the last case, not a negative one
+    top = 1 << (np.dtype(sel).itemsize * 8 - 1)
+    which = np.array([0, 1, 2, top, top + 1, np.iinfo(sel).max], sel)
+    cases = [np.full(6, float(k)) for k in range(3)]
+    got = run_rule(np, E.select_n_p, [which, *cases], {})
+    np.testing.assert_array_equal(got, [0.0, 1.0, 2.0, 2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(E.select_n_p.impl(which, *cases), got)
+
+
 @SETTINGS
 @given(data=st.data())
 def test_convert_element_type(data):
