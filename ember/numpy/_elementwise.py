@@ -560,25 +560,28 @@ def _logaddexp_primal(a, b):
     return _select(_ew.eq(a, b), _ew.add(m, _c(a, math.log(2))), r)
 
 
-def _logaddexp_jvp(primals, tangents):
-    # The primal formula has kinks (max, abs, the tie select) whose derivatives are
-    # wrong exactly at a == b; the true derivative is smooth: d/da = logistic(a - b).
-    a, b = primals
-    ta, tb = tangents
-    d = _ew.sub(a, b)
-    d = _select(_ew.ne(d, d), _c(a, 0), d)  # equal infinities: split evenly
-    wa = _ew.logistic(d)
-    wb = _ew.logistic(_ew.neg(d))
-    return _logaddexp(a, b), _ew.add(_ew.mul(ta, wa), _ew.mul(tb, wb))
+def _make_logaddexp(primal, ln_base):
+    # The primal formulas have kinks (max, abs, the tie select) whose derivatives are
+    # wrong exactly at a == b; the true derivative is smooth:
+    # d/da = base**a / (base**a + base**b) = logistic((a - b) ln base), 1/2 at ties.
+    f = custom_jvp(primal)
 
+    def jvp(primals, tangents):
+        a, b = primals
+        ta, tb = tangents
+        d = _ew.sub(a, b)
+        if ln_base != 1.0:
+            d = _ew.mul(d, _c(a, ln_base))
+        d = _select(_ew.ne(d, d), _c(a, 0), d)  # equal infinities: split evenly
+        wa = _ew.logistic(d)
+        wb = _ew.logistic(_ew.neg(d))
+        return f(a, b), _ew.add(_ew.mul(ta, wa), _ew.mul(tb, wb))
 
-def _make_logaddexp():
-    f = custom_jvp(_logaddexp_primal)
-    f.defjvp(_logaddexp_jvp)
+    f.defjvp(jvp)
     return f
 
 
-_logaddexp = _make_logaddexp()
+_logaddexp = _make_logaddexp(_logaddexp_primal, 1.0)
 
 
 def logaddexp2(x1, x2, /):
@@ -611,25 +614,7 @@ def _logaddexp2_primal(a, b):
     return _select(_ew.eq(a, b), _ew.add(m, _c(a, 1)), r)
 
 
-def _logaddexp2_jvp(primals, tangents):
-    # as for logaddexp: the kinks of the primal formula sit at a == b, where the true
-    # derivative, d/da = 2**a / (2**a + 2**b) = logistic((a - b) ln 2), is 1/2
-    a, b = primals
-    ta, tb = tangents
-    d = _ew.mul(_ew.sub(a, b), _c(a, math.log(2)))
-    d = _select(_ew.ne(d, d), _c(a, 0), d)  # equal infinities: split evenly
-    wa = _ew.logistic(d)
-    wb = _ew.logistic(_ew.neg(d))
-    return _logaddexp2(a, b), _ew.add(_ew.mul(ta, wa), _ew.mul(tb, wb))
-
-
-def _make_logaddexp2():
-    f = custom_jvp(_logaddexp2_primal)
-    f.defjvp(_logaddexp2_jvp)
-    return f
-
-
-_logaddexp2 = _make_logaddexp2()
+_logaddexp2 = _make_logaddexp(_logaddexp2_primal, math.log(2))
 
 
 def heaviside(x1, x2, /):

@@ -128,6 +128,22 @@ class LRScheduler(abc.ABC):
         self.__dict__.update(state_dict)
 
 
+
+def _per_group_lambdas(optimizer, lr_lambda) -> list:
+    # one function for every group, or a list with one per group (PyTorch's rule)
+    n = len(optimizer.param_groups)
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != n:
+            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+        lambdas = list(lr_lambda)
+    else:
+        lambdas = [lr_lambda] * n
+    for f in lambdas:
+        if not callable(f):
+            raise TypeError(f"lr_lambda must be callable, got {type(f).__name__}")
+    return lambdas
+
+
 class LambdaLR(LRScheduler):
     """`lr = initial_lr * lr_lambda(epoch)` (one function, or one per group).
 
@@ -142,16 +158,7 @@ class LambdaLR(LRScheduler):
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        for f in self.lr_lambdas:
-            if not callable(f):
-                raise TypeError(f"lr_lambda must be callable, got {type(f).__name__}")
+        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -189,16 +196,7 @@ class MultiplicativeLR(LRScheduler):
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if isinstance(lr_lambda, (list, tuple)):
-            if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
-        for f in self.lr_lambdas:
-            if not callable(f):
-                raise TypeError(f"lr_lambda should be a function, but got {type(f).__name__}")
+        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
