@@ -79,3 +79,67 @@ def test_pow_third_derivative_reverse_at_zero_base_is_finite():
     assert t[0, 0, 0] == 6.0
     g3 = ember.grad(ember.grad(ember.grad(lambda x: lax.pow(x, enp.asarray(3.0, "float64")))))
     assert float(g3(enp.asarray(0.0, "float64"))) == 6.0
+
+
+# ---- sinc: even, with f^(2n)(0) = (-1)^n pi^(2n) / (2n + 1) ----------------------------------
+
+def _sinc_deriv_at_zero(k):
+    return 0.0 if k % 2 else (-1) ** (k // 2) * math.pi ** k / (k + 1)
+
+
+def test_sinc_repeated_grad_at_zero_exact_to_order_8():
+    g = enp.sinc
+    for k in range(1, 9):
+        g = ember.grad(g)
+        got = float(g(enp.asarray(0.0, "float64")))
+        assert got == pytest.approx(_sinc_deriv_at_zero(k), rel=1e-13, abs=0.0), k
+
+
+def test_sinc_second_and_fourth_derivative_at_zero():
+    d2 = ember.grad(ember.grad(enp.sinc))
+    d4 = ember.grad(ember.grad(d2))
+    assert float(d2(enp.asarray(0.0, "float64"))) == pytest.approx(-math.pi ** 2 / 3, rel=1e-14)
+    assert float(d4(enp.asarray(0.0, "float64"))) == pytest.approx(math.pi ** 4 / 5, rel=1e-14)
+
+
+def test_sinc_jet_at_zero_order_10():
+    one, zero = enp.asarray(1.0, "float64"), enp.asarray(0.0, "float64")
+    y, terms = ember.jet(enp.sinc, (zero,), ((one,) + (zero,) * 9,))
+    assert float(y) == 1.0
+    np.testing.assert_allclose([float(t) for t in terms],
+                               [_sinc_deriv_at_zero(k) for k in range(1, 11)], rtol=1e-13, atol=0)
+
+
+def test_sinc_hessian_vmapped_over_zero_and_nonzero_points():
+    x = enp.asarray([0.0, -0.0, 1e-3, 0.3, 2.3], "float64")
+    got = np.asarray(ember.vmap(ember.grad(ember.grad(enp.sinc)))(x))
+    want = [-math.pi ** 2 / 3, -math.pi ** 2 / 3, -3.289858392793072, -2.4584852862661744,
+            -1.284938745123593]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+# mpmath (40 digits) derivatives 1..4 of sin(pi x)/(pi x)
+SINC_NEAR = {
+    1e-3: [-0.0032898648867278964, -3.289858392793072, 0.01948179531659038, 19.48174953618773],
+    0.3: [-0.9020281301388888, -2.4584852862661744, 5.24749315292437, 13.648773849855683],
+    2.3: [0.20687863381331686, -1.284938745123593, -0.846257251108884, 12.378101639604226],
+}
+
+
+@pytest.mark.parametrize("x", sorted(SINC_NEAR))
+def test_sinc_derivatives_near_zero_do_not_cancel(x):
+    # autodiff of sin(u)/u loses all digits of the first derivatives for small u
+    g, got = enp.sinc, []
+    for _ in range(4):
+        g = ember.grad(g)
+        got.append(float(g(enp.asarray(x, "float64"))))
+    np.testing.assert_allclose(got, SINC_NEAR[x], rtol=1e-11, atol=1e-15)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sin")
+def test_sinc_values_match_numpy():
+    x = np.concatenate([np.linspace(-3, 3, 601), [0.0, -0.0, 1e-300, 1 / math.pi, -1 / math.pi]])
+    np.testing.assert_allclose(np.asarray(enp.sinc(x)), np.sinc(x), rtol=2e-16, atol=2e-16)
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(np.asarray(enp.sinc(x32)), np.sinc(x32), rtol=0, atol=2e-7)
+    assert np.isnan(np.asarray(enp.sinc(np.array([np.nan, np.inf])))).all()
