@@ -347,8 +347,14 @@ def _float_remainder(a, b):
     mod = _ew.rem(a, b)
     adjust = _ew.bitwise_and(_ew.ne(mod, zero), _ew.ne(_ew.lt(b, zero), _ew.lt(mod, zero)))
     mod = _select(adjust, _ew.add(mod, b), mod)
-    # A zero remainder takes the sign of the divisor.
-    return _select(_ew.eq(mod, zero), _copysign(_zeros_like(mod), b), mod)
+    # A zero remainder takes the sign of the divisor (numpy), but keeps the derivatives
+    # of `mod` (d/dx = 1, d/dy = -x//y, as JAX): a constant zero there would make them 0
+    # at exact multiples. `signed - (sg(mod) - mod)` is the signed zero in value (x - (+0)
+    # keeps x's sign) and `mod` in derivative.
+    from ..transforms.misc import stop_gradient
+    signed = _copysign(_zeros_like(mod), b)
+    at_zero = _ew.sub(signed, _ew.sub(stop_gradient(mod), mod))
+    return _select(_ew.eq(mod, zero), at_zero, mod)
 
 
 def remainder(x1, x2, /, *, out=None):

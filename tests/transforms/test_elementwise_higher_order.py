@@ -143,3 +143,44 @@ def test_sinc_values_match_numpy():
     x32 = x.astype(np.float32)
     np.testing.assert_allclose(np.asarray(enp.sinc(x32)), np.sinc(x32), rtol=0, atol=2e-7)
     assert np.isnan(np.asarray(enp.sinc(np.array([np.nan, np.inf])))).all()
+
+
+# ---- remainder (float): numpy's value (sign of the divisor), JAX's derivatives -------------
+
+REM_X = np.array([-0.0, 0.0, 3.0, -3.0, 2.5, -2.5, 7.0, 1e-20, -1e-20, 4.25])
+REM_Y = np.array([1.0, -1.0, 1.5, -1.5, 3.0])
+
+
+def _rem_pairs():
+    x, y = np.meshgrid(REM_X, REM_Y, indexing="ij")
+    return x.ravel(), y.ravel()
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_remainder_values_and_signed_zeros_match_numpy(jit):
+    x, y = _rem_pairs()
+    f = ember.jit(enp.remainder) if jit else enp.remainder
+    got = np.asarray(f(x, y))
+    want = np.remainder(x, y)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert not np.signbit(np.asarray(enp.remainder(enp.asarray(-0.0, "float64"), 1.0)))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_remainder_gradients_at_exact_multiples(jit):
+    # JAX: d/dx = 1 everywhere (also where the remainder is 0), d/dy = -floor(x / y)
+    x, y = _rem_pairs()
+    f = lambda a, b: enp.sum(enp.remainder(a, b))  # noqa: E731
+    g = ember.grad(f, (0, 1))
+    if jit:
+        g = ember.jit(g)
+    gx, gy = (np.asarray(t) for t in g(enp.asarray(x), enp.asarray(y)))
+    np.testing.assert_array_equal(gx, np.ones_like(x))
+    np.testing.assert_array_equal(gy, -np.floor(x / y) + 0.0)
+
+
+def test_remainder_second_derivatives_are_zero():
+    h = ember.hessian(lambda v: enp.remainder(v[0], v[1]))
+    for point in ([3.0, 1.5], [2.5, 1.0], [0.0, 1.0]):
+        np.testing.assert_array_equal(np.asarray(h(enp.asarray(point, "float64"))), np.zeros((2, 2)))
