@@ -207,10 +207,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         axes = _flatten_axes("in_axes", args, ax, tree)
         vals, dims, sizes = [], [], []
         for i, (x, a) in enumerate(zip(as_ember_args("vmap", fun, leaves, tree), axes)):
-            vals.append(x)
             if a is None:
+                # an unmapped Python scalar reaches `fun` as itself, as in JAX, so code
+                # that branches on it (or passes it on as a static argument) still can
+                raw = leaves[i]
+                vals.append(raw if type(raw) in (bool, int, float, complex) else x)
                 dims.append(None)
                 continue
+            vals.append(x)
             nd = get_aval(x).ndim
             if not -nd <= a < nd:
                 raise ValueError(f"vmap in_axes={a} is out of range for argument leaf {i} of shape "
@@ -262,6 +266,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
                 continue
             o = bdim_to_front(as_ember(o), d, n)
             nd = get_aval(o).ndim
+            if not -nd <= a < nd:
+                # wrapping it modulo the rank would silently put the batch elsewhere
+                raise ValueError(f"vmap out_axes={a} is out of range for "
+                                 f"{leaf_names(o_tree, 'output')[i]}, which has {nd} dimension"
+                                 f"{'s' if nd != 1 else ''} with the batch axis (shape "
+                                 f"{get_aval(o).shape}); valid axes are {-nd}..{nd - 1}")
             res.append(moveaxis(o, 0, a % nd))
         return tree_unflatten(o_tree, res)
 
