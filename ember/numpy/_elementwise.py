@@ -351,8 +351,14 @@ def _float_remainder(a, b):
     mod = _ew.rem(a, b)
     adjust = _ew.bitwise_and(_ew.ne(mod, zero), _ew.ne(_ew.lt(b, zero), _ew.lt(mod, zero)))
     mod = _select(adjust, _ew.add(mod, b), mod)
-    # A zero remainder takes the sign of the divisor.
-    return _select(_ew.eq(mod, zero), _copysign(_zeros_like(mod), b), mod)
+    # A zero remainder takes the sign of the divisor (numpy), but keeps the derivatives
+    # of `mod` (d/dx = 1, d/dy = -x//y, as JAX): a constant zero there would make them 0
+    # at exact multiples. `signed - (sg(mod) - mod)` is the signed zero in value (x - (+0)
+    # keeps x's sign) and `mod` in derivative.
+    from ..transforms.misc import stop_gradient
+    signed = _copysign(_zeros_like(mod), b)
+    at_zero = _ew.sub(signed, _ew.sub(stop_gradient(mod), mod))
+    return _select(_ew.eq(mod, zero), at_zero, mod)
 
 
 def remainder(x1, x2, /, *, out=None):
@@ -1221,16 +1227,62 @@ degrees = rad2deg
 def sinc(x, /):
     """The normalised sinc, sin(pi x) / (pi x), with sinc(0) == 1.
 
+    Near 0 it is its Maclaurin series, with a custom JVP that differentiates the series
+    term by term, so derivatives of every order (grad, jet) are exact at 0: the odd ones
+    vanish and the (2n)-th is (-1)**n pi**(2n) / (2n + 1).
+
     Example:
-        >>> import ember.numpy as enp
+        >>> import ember, ember.numpy as enp
         >>> float(enp.sinc(0.0))
         1.0
+        >>> f"{float(ember.grad(ember.grad(enp.sinc))(0.0)):.4f}"  # -pi**2 / 3
+        '-3.2899'
     """
     x = _inexact_arg("sinc", x)
-    zero = _ew.eq(x, _c(x, 0))
-    safe = _select(zero, _full_like_shape(_c(x, 1), x), x)
-    px = _ew.mul(safe, _c(x, math.pi))
-    return _select(zero, _full_like_shape(_c(x, 1), x), _ew.div(_ew.sin(px), px))
+    px = _ew.mul(x, _c(x, math.pi))
+    # sin(u)/u and its autodiff derivatives cancel catastrophically for small u (the
+    # first derivative cos(u)/u - sin(u)/u**2 loses everything near 0); the series
+    # does not. Each branch sees a harmless argument where it is not selected, so no
+    # 0/0 or overflow reaches a derivative through the unselected side.
+    near = _ew.lt(_ew.abs(px), _c(_ew.abs(px), _SINC_SERIES_RADIUS))
+    zero = _full_like_shape(_c(x, 0), x)
+    one = _full_like_shape(_c(x, 1), x)
+    u_near = _select(near, px, zero)
+    u_far = _select(near, one, px)
+    return _select(near, _sinc_series(0, u_near), _ew.div(_ew.sin(u_far), u_far))
+
+
+# |pi x| below which sinc is its series; 12 terms of the k-th derivative's series leave
+# an error below u**24 / 24! there, far under float64's epsilon.
+_SINC_SERIES_RADIUS = 1.0
+_SINC_SERIES_TERMS = 12
+
+
+def _sinc_series_primal(k, u):
+    # d^k/du^k of sin(u)/u = sum_n (-1)^n u^(2n) / (2n+1)!, term by term: the terms with
+    # 2n >= k give (-1)^n u^(2n-k) / ((2n+1) (2n-k)!), i.e. u^(k%2) P(u^2) (Horner in u^2).
+    n0 = (k + 1) // 2
+    coefs = [(-1.0) ** n / ((2 * n + 1) * math.factorial(2 * n - k))
+             for n in range(n0, n0 + _SINC_SERIES_TERMS)]
+    u2 = _ew.mul(u, u)
+    acc = _full_like_shape(_c(u, coefs[-1]), u)
+    for c in reversed(coefs[:-1]):
+        acc = _ew.add(_ew.mul(acc, u2), _c(u, c))
+    return _ew.mul(acc, u) if k % 2 else acc
+
+
+def _sinc_series_jvp(k, primals, tangents):
+    (u,), (t,) = primals, tangents
+    return _sinc_series(k, u), _ew.mul(t, _sinc_series(k + 1, u))
+
+
+def _make_sinc_series():
+    f = custom_jvp(_sinc_series_primal, nondiff_argnums=(0,))
+    f.defjvp(_sinc_series_jvp)
+    return f
+
+
+_sinc_series = _make_sinc_series()
 
 
 def modf(x, /):

@@ -141,17 +141,43 @@ def batch_graph(closed: ClosedGraph, axis_size: int, in_batched, out_batched=Non
     return g, box[0]
 
 
+def _short_reason(e):
+    # optree's messages end by printing the offending subtree, whose arrays can be huge
+    msg = str(e)
+    for cut in ("; dict:", ", got ("):
+        if cut in msg:
+            msg = msg[:msg.index(cut)]
+    return msg.rstrip(".")
+
+
 def _flatten_axes(what, tree, axes, n_leaves_tree):
-    """Broadcast an in_axes/out_axes prefix tree to the leaves of `tree`."""
-    if axes is None or isinstance(axes, int):
+    """Broadcast an in_axes/out_axes prefix tree to the leaves of `tree`.
+
+    In the prefix a None is a leaf ("not mapped", covering a whole subtree), while in
+    the value a None is an empty node with no leaves; treating both alike would shift
+    the later axes onto the wrong leaves.
+    """
+    if axes is None or (isinstance(axes, int) and not isinstance(axes, bool)):
         return [axes] * n_leaves_tree.num_leaves
+    import optree
+    from ..tree import NAMESPACE
+    ax_leaves, ax_def = optree.tree_flatten(axes, none_is_leaf=True, namespace=NAMESPACE)
+    for a in ax_leaves:
+        if a is not None and (isinstance(a, bool) or not isinstance(a, int)):
+            raise TypeError(f"vmap {what} must be built from ints and None; got the entry {a!r} "
+                            f"(of type {type(a).__name__}) in {what}={axes!r}")
     try:
-        import optree
-        full = optree.tree_broadcast_prefix(axes, tree, none_is_leaf=True, namespace="ember")
-        return optree.tree_leaves(full, none_is_leaf=True, namespace="ember")
+        subtrees = ax_def.flatten_up_to(tree)
     except (ValueError, TypeError) as e:
         raise ValueError(f"vmap {what} specification must be a tree prefix of the corresponding "
-                         f"value; got {what}={axes!r} for a value of structure {n_leaves_tree}: {e}") from None
+                         f"value; got {what}={axes!r} for a value of structure {n_leaves_tree}: "
+                         f"{_short_reason(e)}"
+                         f"\n  hint: use one entry per argument/output (None for unmapped ones), or a "
+                         f"single int/None for all") from None
+    flat = []
+    for a, sub in zip(ax_leaves, subtrees):
+        flat.extend([a] * optree.tree_structure(sub, none_is_leaf=False, namespace=NAMESPACE).num_leaves)
+    return flat
 
 
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
@@ -181,10 +207,14 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
         axes = _flatten_axes("in_axes", args, ax, tree)
         vals, dims, sizes = [], [], []
         for i, (x, a) in enumerate(zip(as_ember_args("vmap", fun, leaves, tree), axes)):
-            vals.append(x)
             if a is None:
+                # an unmapped Python scalar reaches `fun` as itself, as in JAX, so code
+                # that branches on it (or passes it on as a static argument) still can
+                raw = leaves[i]
+                vals.append(raw if type(raw) in (bool, int, float, complex) else x)
                 dims.append(None)
                 continue
+            vals.append(x)
             nd = get_aval(x).ndim
             if not -nd <= a < nd:
                 raise ValueError(f"vmap in_axes={a} is out of range for argument leaf {i} of shape "
@@ -228,11 +258,20 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
                 raise bad_output_error("vmap", fun, leaf_names(o_tree, "output")[i], o)
             if a is None:
                 if d is not None:
-                    raise ValueError("vmap has mapped output but out_axes is None")
+                    raise ValueError(f"vmap has mapped output but out_axes is None: "
+                                     f"{leaf_names(o_tree, 'output')[i]} is batched on axis {d}\n"
+                                     f"  hint: give that output an int out_axes, or make it "
+                                     f"independent of the mapped inputs")
                 res.append(o)
                 continue
             o = bdim_to_front(as_ember(o), d, n)
             nd = get_aval(o).ndim
+            if not -nd <= a < nd:
+                # wrapping it modulo the rank would silently put the batch elsewhere
+                raise ValueError(f"vmap out_axes={a} is out of range for "
+                                 f"{leaf_names(o_tree, 'output')[i]}, which has {nd} dimension"
+                                 f"{'s' if nd != 1 else ''} with the batch axis (shape "
+                                 f"{get_aval(o).shape}); valid axes are {-nd}..{nd - 1}")
             res.append(moveaxis(o, 0, a % nd))
         return tree_unflatten(o_tree, res)
 

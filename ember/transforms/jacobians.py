@@ -16,8 +16,8 @@ from ..fx.prims.shape import reshape, slice as _slice, transpose
 from ..tree import tree_flatten, tree_unflatten
 from .batching import vmap
 from .jvp import jvp
-from .util import (argument_names, as_ember, as_ember_args, aux_pair, flatten_outputs, check_diff_input, check_diff_output, leaf_names,
-                   normalize_argnums)
+from .util import (argument_names, as_ember, as_ember_args, aux_pair, flatten_outputs, check_diff_input, check_diff_output,
+                   check_holomorphic, leaf_names, normalize_argnums)
 from .vjp import vjp
 
 
@@ -56,9 +56,10 @@ def _out_in_blocks(col, sizes, in_leaves, out_aval):
     return blocks
 
 
-def _prepare(fun, args, argnums, has_aux, api):
+def _prepare(fun, args, argnums, has_aux, api, holomorphic=None):
     """Flatten the differentiated arguments; return (leaves, in_tree, f_flat, box)
-    where f_flat(*leaves) -> output leaves and records [out_tree, aux] in box."""
+    where f_flat(*leaves) -> output leaves and records [out_tree, aux] in box.
+    `holomorphic` (None: no check) is the inputs' complex contract."""
     single, nums = normalize_argnums(argnums, len(args))
     diff = tuple(args[i] for i in nums)
     leaves, in_tree = tree_flatten(diff[0] if single else diff)
@@ -66,6 +67,8 @@ def _prepare(fun, args, argnums, has_aux, api):
     names = argument_names(fun, tree_flatten(diff)[1], nums)
     for x, nm in zip(leaves, names):
         check_diff_input(api, get_aval(x), nm)
+        if holomorphic is not None:
+            check_holomorphic(api, get_aval(x), nm, holomorphic, "input")
     box = {}
 
     def f_flat(*xs):
@@ -82,27 +85,28 @@ def _prepare(fun, args, argnums, has_aux, api):
     return leaves, in_tree, f_flat, box
 
 
-def jacfwd(fun, argnums=0, has_aux: bool = False):
+def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Jacobian by forward mode (vmap of jvp over a standard basis).
 
     Output structure: for each output leaf, the input structure, each block of
     shape out_shape + in_shape.
 
     An integer or boolean output has a float0 Jacobian block (as in JAX); the
-    inputs must be floating-point.
+    inputs must be real floating-point, or all complex with holomorphic=True (then
+    the outputs must be complex too).
 
     Example:
         >>> import ember.numpy as enp
         >>> jacfwd(enp.sin)(0.0).tolist()
         1.0
     """
-    return _jacfwd(fun, argnums, has_aux, "jacfwd")
+    return _jacfwd(fun, argnums, has_aux, "jacfwd", holomorphic)
 
 
-def _jacfwd(fun, argnums, has_aux, api):
+def _jacfwd(fun, argnums, has_aux, api, holomorphic=False):
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api)
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api, holomorphic)
         basis, sizes = _std_basis(leaves)
 
         def with_aux(*xs):
@@ -114,6 +118,9 @@ def _jacfwd(fun, argnums, has_aux, api):
 
         # aux depends on the primals only, so it comes out of vmap unbatched
         cols, aux = vmap(push, out_axes=(0, None))(*basis)
+        if holomorphic:
+            for c, nm in zip(cols, leaf_names(box["out_tree"], "output")):
+                check_holomorphic(api, get_aval(c), "the output" if nm == "output" else nm, True, "output")
         result = [tree_unflatten(in_tree, _out_in_blocks(
             c, sizes, leaves, get_aval(c).update(shape=get_aval(c).shape[1:]))) for c in cols]
         jac = tree_unflatten(box["out_tree"], result)
@@ -122,28 +129,31 @@ def _jacfwd(fun, argnums, has_aux, api):
     return wrapped
 
 
-def jacrev(fun, argnums=0, has_aux: bool = False):
+def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Jacobian by reverse mode (vmap of vjp over a standard basis of the outputs).
 
-    Every output must be floating-point: an integer or boolean output has no
-    cotangent to seed (TypeError, as in JAX; use `vjp` directly).
+    Every output must be real floating-point: an integer or boolean output has no
+    cotangent to seed (TypeError, as in JAX; use `vjp` directly). With
+    holomorphic=True inputs and outputs must all be complex.
 
     Example:
         >>> import ember.numpy as enp
         >>> jacrev(lambda x: x * 3.0)(enp.ones(2)).tolist()
         [[3.0, 0.0], [0.0, 3.0]]
     """
-    return _jacrev(fun, argnums, has_aux, "jacrev")
+    return _jacrev(fun, argnums, has_aux, "jacrev", holomorphic)
 
 
-def _jacrev(fun, argnums, has_aux, api):
+def _jacrev(fun, argnums, has_aux, api, holomorphic=False):
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api)
+        leaves, in_tree, f_flat, box = _prepare(fun, args, argnums, has_aux, api,
+                                                True if holomorphic else None)
         out_leaves, f_vjp, aux = vjp(lambda *xs: (f_flat(*xs), box.get("aux")), *leaves, has_aux=True)
         out_names = leaf_names(box["out_tree"], "output")
         for o, nm in zip(out_leaves, out_names):
             check_diff_output(api, get_aval(o), "the output" if nm == "output" else nm)
+            check_holomorphic(api, get_aval(o), "the output" if nm == "output" else nm, holomorphic, "output")
         basis, sizes = _std_basis(out_leaves)
         rows = vmap(lambda *cts: f_vjp(list(cts)))(*basis)  # per input leaf: (N_out, *in_shape)
         result, off = [], 0
@@ -158,7 +168,7 @@ def _jacrev(fun, argnums, has_aux, api):
     return wrapped
 
 
-def hessian(fun, argnums=0, has_aux: bool = False):
+def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """Hessian as jacfwd(jacrev(fun)) (forward-over-reverse).  Like `grad`, it
     refuses integer or boolean outputs.
 
@@ -167,4 +177,5 @@ def hessian(fun, argnums=0, has_aux: bool = False):
         >>> hessian(lambda x: enp.sum(x ** 3))(enp.asarray([1.0, 2.0])).tolist()
         [[6.0, 0.0], [0.0, 12.0]]
     """
-    return _jacfwd(_jacrev(fun, argnums, has_aux, "hessian"), argnums, has_aux, "hessian")
+    return _jacfwd(_jacrev(fun, argnums, has_aux, "hessian", holomorphic), argnums, has_aux, "hessian",
+                   holomorphic)

@@ -247,6 +247,28 @@ def check_diff_output(api: str, aval: AbstractArray, name: str):
                     f"or use ember.vjp directly (integer outputs take float0 cotangents).{at_user()}")
 
 
+def check_holomorphic(api: str, aval: AbstractArray, name: str, holomorphic: bool, where: str):
+    """The complex-dtype contract of jacfwd (inputs), jacrev and grad (outputs), as JAX's:
+    with holomorphic=False those must be real, since a complex one would silently give
+    only the derivative along the real axis (jacfwd) or drop the imaginary part of the
+    cotangent (jacrev); with holomorphic=True inputs and outputs must all be complex.
+
+    Example:
+        >>> check_holomorphic("jacrev", AbstractArray((), "float32"), "the output", False, "output")
+    """
+    cplx = np.dtype(aval.dtype).kind == "c"
+    if holomorphic and not cplx:
+        raise TypeError(f"{api} with holomorphic=True requires {where}s with complex dtype, but got "
+                        f"{np.dtype(aval.dtype).name} for {name}.{at_user()}")
+    if not holomorphic and cplx:
+        other = "jvp" if where == "input" else "vjp"
+        raise TypeError(f"{api} requires real-valued {where}s (an {where} dtype that is a sub-dtype of "
+                        f"floating), but got {np.dtype(aval.dtype).name} for {name}. For holomorphic "
+                        f"differentiation, pass holomorphic=True. For differentiation of "
+                        f"non-holomorphic functions involving complex {where}s, use ember.{other} "
+                        f"directly.{at_user()}")
+
+
 def float0_zeros(aval: AbstractArray):
     return np.zeros(aval.shape, dtype=_dt.float0)
 

@@ -18,6 +18,7 @@ from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
 from .util import (argument_names, as_ember, as_ember_args, check_diff_input, check_diff_output,
+                   check_holomorphic,
                    flat_with_aux, float0_zeros, normalize_argnums, split_aux)
 
 
@@ -83,8 +84,12 @@ def vjp(fun, *primals, has_aux: bool = False):
     return res + (aux,) if has_aux else res
 
 
-def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False,
+                   holomorphic: bool = False):
     """Return a function computing (fun(*args), gradient w.r.t. args[argnums]).
+
+    The output must be a real scalar; with holomorphic=True the inputs and the output
+    must be complex, and the result is f'(z).
 
     Example:
         >>> import ember.numpy as enp
@@ -92,10 +97,10 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = Fals
         >>> g.tolist()
         [2.0, 4.0]
     """
-    return _value_and_grad(fun, argnums, has_aux, allow_int, "value_and_grad")
+    return _value_and_grad(fun, argnums, has_aux, allow_int, "value_and_grad", holomorphic)
 
 
-def _value_and_grad(fun, argnums, has_aux, allow_int, api):
+def _value_and_grad(fun, argnums, has_aux, allow_int, api, holomorphic=False):
     @functools.wraps(fun, updated=())
     def wrapped(*args, **kwargs):
         single, nums = normalize_argnums(argnums, len(args))
@@ -104,6 +109,9 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api):
         leaves = as_ember_args(api, fun, leaves, tree, nums)
         for x, nm in zip(leaves, argument_names(fun, tree, nums)):
             check_diff_input(api, get_aval(x), nm, allow_int)
+            if holomorphic:
+                check_holomorphic(api, get_aval(x), nm, True, "input")
+
         def call(*diff_vals):
             new_args = list(args)
             for i, v in zip(nums, diff_vals):
@@ -124,6 +132,7 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api):
                                 f"reduce it (e.g. .sum()) or use vjp/jacrev"
                                 + (f"\n  at {user_source()}" if user_source() else ""))
             check_diff_output(api, a, "the output")
+            check_holomorphic(api, a, "the output", holomorphic, "output")
             return res
 
         outs, f = vjp_flat(checked, leaves)
@@ -140,15 +149,18 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api):
     return wrapped
 
 
-def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False):
+def grad(fun, argnums=0, has_aux: bool = False, allow_int: bool = False, holomorphic: bool = False):
     """Gradient of a scalar function w.r.t. args[argnums] (an int or tuple of ints).
+
+    The output must be a real scalar (complex inputs are fine); for f'(z) of a
+    holomorphic complex function pass holomorphic=True.
 
     Example:
         >>> import ember.numpy as enp
         >>> float(grad(enp.tanh)(0.0))
         1.0
     """
-    vg = _value_and_grad(fun, argnums, has_aux, allow_int, "grad")
+    vg = _value_and_grad(fun, argnums, has_aux, allow_int, "grad", holomorphic)
 
     @functools.wraps(fun, updated=())
     def wrapped(*args, **kwargs):

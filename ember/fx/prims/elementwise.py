@@ -873,15 +873,25 @@ defjvp(rem_p, lambda g, ans, x, y: g, _rem_jvp_y)
 
 
 def _pow_jvp_x(g, ans, x, y):
-    # y * x**(y-1), with 0**0 handled as JAX does (derivative 0 where y == 0)
-    ym1 = sub(y, const_like(y, 1))
-    d = mul(y, pow(x, ym1))
-    d = select_n(eq(y, const_like(y, 0)), d, const_like(d, 0))
+    # y * x**(y-1). Only where x == 0 and y == 0 is that product nan (0 * inf) while
+    # x**0 is the constant 1, so only there is the derivative pinned to 0 (as torch;
+    # JAX 0.10 gives nan). Pinning every y == 0 would also drop this factor's own
+    # derivative w.r.t. y (1/x at y == 0) and make the Hessian asymmetric; the base is
+    # replaced by 1 at the pinned points so no inf/nan reaches higher-order or
+    # reverse-mode derivatives of the unselected branch.
+    pinned = bitwise_and(eq(x, const_like(x, 0)), eq(y, const_like(y, 0)))
+    xs = select_n(pinned, x, const_like(x, 1))
+    d = mul(y, pow(xs, sub(y, const_like(y, 1))))
+    d = select_n(pinned, d, const_like(d, 0))
     return mul(g, d)
 
 
 def _pow_jvp_y(g, ans, x, y):
-    safe_log = select_n(eq(x, const_like(x, 0)), log(x), const_like(x, 0))
+    # x**y * log(x); at x == 0 the factor is 0 (0**y is constant in y for y > 0).
+    # The log's argument is replaced by 1 there, rather than selecting after log(0),
+    # so that the log's derivative (1/0) never meets a zero cotangent as 0 * inf = nan.
+    zero = eq(x, const_like(x, 0))
+    safe_log = log(select_n(zero, x, const_like(x, 1)))
     return mul(g, mul(ans, safe_log))
 
 
