@@ -85,7 +85,7 @@ def _nan_replaced(a, value):
 
 
 def nanargmax(a, axis=None, out=None, *, keepdims=False):
-    """argmax ignoring NaN (an all-NaN slice gives index 0).
+    """argmax ignoring NaN; an all-NaN slice gives -1 (JAX; numpy raises).
 
     Example:
         >>> import ember.numpy as enp
@@ -93,11 +93,11 @@ def nanargmax(a, axis=None, out=None, *, keepdims=False):
         2
     """
     no_numpy_feature("nanargmax", out=out)
-    return _arg(_nan_replaced(a, -np.inf), axis, keepdims, True, "nanargmax")
+    return _nan_arg(a, axis, keepdims, True, "nanargmax")
 
 
 def nanargmin(a, axis=None, out=None, *, keepdims=False):
-    """argmin ignoring NaN (an all-NaN slice gives index 0).
+    """argmin ignoring NaN; an all-NaN slice gives -1 (JAX; numpy raises).
 
     Example:
         >>> import ember.numpy as enp
@@ -105,7 +105,19 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
         2
     """
     no_numpy_feature("nanargmin", out=out)
-    return _arg(_nan_replaced(a, np.inf), axis, keepdims, False, "nanargmin")
+    return _nan_arg(a, axis, keepdims, False, "nanargmin")
+
+
+def _nan_arg(a, axis, keepdims, is_max, op):
+    # An all-NaN slice has no answer; index 0 of the NaN-replaced slice would be a
+    # plausible wrong one, so it is -1 as in JAX (numpy raises, which jit cannot).
+    x = ensure_array(a)
+    y = _arg(_nan_replaced(x, -np.inf if is_max else np.inf), axis, keepdims, is_max, op)
+    if _dt.kind(get_aval(x).dtype) != "f":
+        return y
+    from ._utility import all as _all
+    none = _all(isnan(x), axis=axis, keepdims=keepdims)
+    return where(none, const(INDEX_DTYPE, -1), y)
 
 
 def _nonzero_mask(x):

@@ -440,3 +440,17 @@ def test_ix_takes_a_boolean_sequence_as_its_true_positions():
     assert [a.shape for a in enp.ix_(rows, cols)] == [(2, 1), (1, 2)]
     with pytest.raises(TypeError, match="ix_: boolean argument 0 must be concrete"):
         jit(lambda r: enp.ix_(r, cols)[0])(rows)
+
+
+@pytest.mark.parametrize("fn", ["nanargmax", "nanargmin"])
+def test_nanarg_all_nan_slice_is_minus_one_eager_jit_vmap(fn):
+    # index 0 was a plausible wrong answer for an all-NaN slice; JAX gives -1
+    n = np.nan
+    a = np.array([[n, n], [1.0, n], [n, 2.0]])
+    f = getattr(enp, fn)
+    assert f(enp.asarray(a), axis=1).tolist() == [-1, 0, 1]
+    assert f(enp.asarray(a), axis=1, keepdims=True).tolist() == [[-1], [0], [1]]
+    assert int(f(enp.asarray([n, n]))) == -1
+    assert ember.jit(lambda x: f(x, axis=1))(enp.asarray(a)).tolist() == [-1, 0, 1]
+    assert ember.vmap(f)(enp.asarray(a)).tolist() == [-1, 0, 1]
+    assert int(f(enp.asarray([3, 1]))) == (0 if fn == "nanargmax" else 1)
