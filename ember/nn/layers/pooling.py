@@ -1,5 +1,5 @@
 """Pooling layers: `MaxPool1d/2d/3d`, `AvgPool1d/2d/3d`, `AdaptiveAvgPool1d/2d/3d`,
-`AdaptiveMaxPool1d/2d`, `LPPool1d/2d`.
+`AdaptiveMaxPool1d/2d/3d`, `LPPool1d/2d`, `MaxUnpool1d/2d/3d`.
 
 Example:
     >>> import ember.numpy as enp
@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+from ..functional._util import tuple_n
 from ._common import check_sizes
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d",
+           "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPool(Module):
@@ -24,18 +26,16 @@ class _MaxPool(Module):
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
         super().__init__()
-        if return_indices:
-            raise ValueError(f"{type(self).__name__}: return_indices=True is not supported")
         check_sizes(type(self).__name__, 1, kernel_size=kernel_size, stride=stride, dilation=dilation)
         check_sizes(type(self).__name__, padding=padding)
         self.kernel_size, self.padding = kernel_size, padding
         self.stride = stride if stride is not None else kernel_size
         self.dilation, self.ceil_mode = dilation, ceil_mode
-        self.return_indices = False
+        self.return_indices = bool(return_indices)
 
     def forward(self, input):
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.dilation,
-                              self.ceil_mode)
+                              self.ceil_mode, self.return_indices)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -53,11 +53,16 @@ class MaxPool1d(_MaxPool):
 
 
 class MaxPool2d(_MaxPool):
-    """Max pooling over (N, C, H, W); `stride` defaults to `kernel_size`.
+    """Max pooling over (N, C, H, W); `stride` defaults to `kernel_size`. With
+    `return_indices=True` it returns (values, indices) for `MaxUnpool2d`.
 
     Example:
         >>> MaxPool2d((3, 2), stride=(2, 1)).kernel_size
         (3, 2)
+        >>> import ember.numpy as enp
+        >>> y, i = MaxPool2d(2, return_indices=True)(enp.ones((1, 3, 8, 8)))
+        >>> MaxUnpool2d(2)(y, i).shape
+        (1, 3, 8, 8)
     """
     _fn = staticmethod(F.max_pool2d)
 
@@ -132,11 +137,12 @@ class _Adaptive(Module):
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
-        if return_indices:
-            raise ValueError(f"{type(self).__name__}: return_indices=True is not supported")
         self.output_size = output_size
+        self.return_indices = bool(return_indices)
 
     def forward(self, input):
+        if self.return_indices:
+            return type(self)._fn(input, self.output_size, True)
         return type(self)._fn(input, self.output_size)
 
     def extra_repr(self):
@@ -207,6 +213,17 @@ class AdaptiveMaxPool2d(_Adaptive):
     _fn = staticmethod(F.adaptive_max_pool2d)
 
 
+class AdaptiveMaxPool3d(_Adaptive):
+    """Max pooling to a fixed (D, H, W).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> AdaptiveMaxPool3d(2)(enp.ones((1, 1, 5, 5, 5))).shape
+        (1, 1, 2, 2, 2)
+    """
+    _fn = staticmethod(F.adaptive_max_pool3d)
+
+
 class LPPool1d(Module):
     """Power-average pooling over (N, C, L).
 
@@ -239,3 +256,59 @@ class LPPool2d(LPPool1d):
 
     def forward(self, input):
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class _MaxUnpool(Module):
+    _nsp = 0
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        check_sizes(type(self).__name__, 1, kernel_size=kernel_size, stride=stride)
+        check_sizes(type(self).__name__, padding=padding)
+        n = self._nsp
+        # stored as tuples, as PyTorch's _single/_pair/_triple do
+        self.kernel_size = tuple_n(kernel_size, n, "kernel_size")
+        self.stride = tuple_n(stride if stride is not None else kernel_size, n, "stride")
+        self.padding = tuple_n(padding, n, "padding")
+
+    def forward(self, input, indices, output_size=None):
+        from ..functional.pooling import _max_unpool
+        return _max_unpool(input, indices, self._nsp, self.kernel_size, self.stride, self.padding,
+                           output_size, type(self).__name__)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """The inverse of `MaxPool1d(..., return_indices=True)`: values back at their
+    indices, zeros elsewhere.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> y, i = MaxPool1d(2, return_indices=True)(enp.asarray([[[1.0, 3.0, 2.0, 0.0]]]))
+        >>> MaxUnpool1d(2)(y, i).tolist()
+        [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+    _nsp = 1
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """The inverse of `MaxPool2d(..., return_indices=True)`; `forward(input, indices,
+    output_size=None)` as PyTorch's.
+
+    Example:
+        >>> MaxUnpool2d(2)
+        MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    """
+    _nsp = 2
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """The inverse of `MaxPool3d(..., return_indices=True)`.
+
+    Example:
+        >>> MaxUnpool3d(2, stride=2).stride
+        (2, 2, 2)
+    """
+    _nsp = 3
