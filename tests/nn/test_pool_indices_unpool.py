@@ -299,3 +299,11 @@ def test_invalid_output_size_raises_like_torch():
     with pytest.raises(ValueError, match="2 or 4 elements, but it has a length of 3"):
         F.max_unpool2d(y, i, 2, output_size=(2, 5, 5))
     assert F.max_unpool2d(y, i, 2, output_size=(5, 4)).shape == (1, 1, 5, 4)
+
+
+def test_empty_batch():
+    y, i = F.max_pool2d(enp.zeros((0, 3, 4, 4)), 2, return_indices=True)
+    assert y.shape == i.shape == (0, 3, 2, 2)
+    assert F.max_unpool2d(y, i, 2).shape == (0, 3, 4, 4)
+    y, i = F.adaptive_max_pool2d(enp.zeros((0, 3, 4, 4)), 2, return_indices=True)
+    assert y.shape == i.shape == (0, 3, 2, 2)

@@ -105,7 +105,7 @@ def _max_with_indices(x, table, outs, want_indices=True):
     e = enp()
     sizes = tuple(x.shape[2:])
     idt = _plane_index_dtype(sizes)
-    flat = e.reshape(x, tuple(x.shape[:2]) + (-1,))
+    flat = e.reshape(x, tuple(x.shape[:2]) + (int(np.prod(sizes)),))
     tab = e.asarray(table.astype(idt))
     windows = e.take(flat, tab, axis=2)  # (N, C, boxes, width)
     first = e.argmax(windows, axis=-1, keepdims=True)
@@ -443,7 +443,7 @@ def _max_unpool(input, indices, nsp, kernel_size, stride, padding, output_size, 
                 f"[0, {plane}) for an output plane of size {'x'.join(map(str, sizes))}; pass "
                 f"output_size= if the pooled input was larger than {tuple(sizes)})")
     idt = np.int64 if rows * plane >= 2 ** 31 - 1 else np.int32
-    ind = e.reshape(e.astype(ind, idt), (rows, -1))
+    ind = e.reshape(e.astype(ind, idt), (rows, int(np.prod(x.shape[2:]))))
     base = e.asarray((np.arange(rows, dtype=idt) * idt(plane))[:, None])
     # Traced indices out of range (only a jit or vmap can hide them from the check
     # above) are sent past the end and dropped, not into a neighbouring plane.
