@@ -201,6 +201,38 @@ def rebind_array(old, new) -> int:
     return 1
 
 
+def _mark_tie(module, name, value) -> None:
+    """`value` about to go into `module`'s slot `name` already sits in another parameter
+    or buffer slot: that is PyTorch's weight tying (`dec.weight = enc.weight`, one
+    parameter under two names), so both slots are marked tied.  Arrays shared without
+    an assignment (`nn.TransformerEncoder`'s clones, until one is replaced) stay
+    independent parameters, as the deep copies are in PyTorch."""
+    if type(value) is not Array:
+        return
+    entry = _HOLDERS.get(id(value))
+    if entry is None or entry[0]() is not value:
+        return  # only the index: a fresh array is never scanned for
+    owners = []
+    for reg, n in _holding_slots([r() for r in list(entry[1].values())], value):
+        owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
+        if owner is not None and not (owner is module and n == name):
+            owners.append((owner, n))
+    if owners:
+        for owner, n in owners + [(module, name)]:
+            owner.__dict__.setdefault("_tied", set()).add(n)
+
+
+def _tied_ids(mods, kind) -> set:
+    """ids of the arrays in the tied slots (see `_mark_tie`) of `mods`, (name, module) pairs."""
+    out = set()
+    for _, m in mods:
+        marks = m.__dict__.get("_tied")
+        if marks:
+            reg = m._parameters if kind == "param" else m._buffers
+            out.update(id(reg[n]) for n in marks if reg.get(n) is not None)
+    return out
+
+
 class Parameter:
     """Marks an array as a parameter when assigned to a module attribute; the
     module stores the array itself.  `Parameter(x, requires_grad=False)` registers
@@ -309,7 +341,7 @@ class NamedParameters:
 # --- Module ---------------------------------------------------------------------------
 
 _INTERNAL = ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "training",
-             "_rng_key")
+             "_rng_key", "_tied")
 
 
 class ModuleInitError(TypeError, AttributeError):
@@ -361,6 +393,7 @@ class Module(HookMixin):
         d["_non_persistent"] = set()
         d["training"] = True
         d["_rng_key"] = None
+        d["_tied"] = set()  # slot names tied to another slot by assignment (`_mark_tie`)
         _track(self)
 
     # --- attribute registration -----------------------------------------------------
@@ -387,6 +420,7 @@ class Module(HookMixin):
             params, buffers, modules = (d.get("_parameters"), d.get("_buffers"), d.get("_modules"))
         if isinstance(value, Parameter):
             self._drop_name(name, keep="param")
+            _mark_tie(self, name, value.data)
             params[name] = value.data
             if not value.requires_grad:
                 self._frozen.add(name)
@@ -398,6 +432,7 @@ class Module(HookMixin):
             modules[name] = value
             return
         if _is_array(value):
+            _mark_tie(self, name, value)
             if name in buffers:
                 buffers[name] = value
             elif name in params:
@@ -428,6 +463,8 @@ class Module(HookMixin):
             d["_frozen"].discard(name)
         if keep != "buffer":
             d["_non_persistent"].discard(name)
+        if keep not in ("param", "buffer"):
+            d.get("_tied", set()).discard(name)
         if name in d:
             del d[name]
 
@@ -493,6 +530,7 @@ class Module(HookMixin):
         if value is not None and not _is_array(value):
             value = enp.asarray(value)
         self._drop_name(name, keep="buffer")
+        _mark_tie(self, name, value)
         buffers[name] = value
         if persistent:
             self._non_persistent.discard(name)
@@ -583,15 +621,16 @@ class Module(HookMixin):
             yield m
 
     def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
-                     trainable_only=False, remove_duplicate=False):
-        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+                     trainable_only=False, remove_duplicate=True):
+        mods = list(self.named_modules(prefix=prefix)) if recurse else [(prefix, self)]
+        tied = _tied_ids(mods, kind) if remove_duplicate else ()
         seen = set()
         for mname, m in mods:
             reg = m._registries()[0 if kind == "param" else 1]
             for n, v in reg.items():
                 if v is None:
                     continue
-                if remove_duplicate:  # one array object in two slots: PyTorch lists it once
+                if id(v) in tied:  # a tied parameter is one parameter: listed once, first name
                     if id(v) in seen:
                         continue
                     seen.add(id(v))
@@ -601,14 +640,13 @@ class Module(HookMixin):
                     continue
                 yield (f"{mname}.{n}" if mname else n), v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """(dotted name, array) pairs of every parameter (frozen ones included), in
-        registration order.  A submodule registered twice is listed once.  One array
-        assigned to two slots (tied weights) is listed under both names by default,
-        unlike PyTorch: arrays are immutable, so gradients and optimisers treat the two
-        slots as separate parameters and the names here match `parameters()` and the
-        gradient trees.  `remove_duplicate=True` lists it once, under its first name
-        (PyTorch's default listing).
+        registration order.  A submodule registered twice is listed once, and so is a
+        tied parameter (one array assigned to two slots, `dec.weight = enc.weight`),
+        under its first name, as in PyTorch: it is one parameter, with one gradient (the
+        sum over its uses) and one optimiser state, and every update writes the new
+        value into all its slots.  `remove_duplicate=False` lists every slot.
 
         Example:
             >>> from ember import nn
@@ -619,9 +657,9 @@ class Module(HookMixin):
                                                        remove_duplicate=remove_duplicate),
                                lambda: self._param_tree(recurse))
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
-        """(dotted name, array) pairs of every buffer; `remove_duplicate=True` lists one
-        array held in two slots once (see `named_parameters`).
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, array) pairs of every buffer; a buffer tied to another slot is
+        listed once unless `remove_duplicate=False` (see `named_parameters`).
 
         Example:
             >>> from ember import nn
@@ -704,6 +742,38 @@ class Module(HookMixin):
         mpath, _, leaf = name.rpartition(".")
         return self._module_at(mpath), leaf
 
+    def _tie_groups(self, kind: str = "param") -> dict:
+        """{dotted name: every dotted name of the slots tied to it, first name first}
+        for the tied parameters (or buffers) of this tree; untied names are absent."""
+        mods = list(self.named_modules(remove_duplicate=False))
+        tied = _tied_ids(mods, kind)
+        if not tied:
+            return {}
+        by_id = OrderedDict()
+        for mname, m in mods:
+            for n, v in (m._parameters if kind == "param" else m._buffers).items():
+                if v is not None and id(v) in tied:
+                    by_id.setdefault(id(v), []).append(f"{mname}.{n}" if mname else n)
+        return {name: tuple(names) for names in by_id.values() if len(names) > 1 for name in names}
+
+    def _expand_tied(self, flat, what: str) -> "OrderedDict":
+        """`flat` (dotted name -> value) with each value given for a tied parameter or
+        buffer also under the names of its other slots, so the tie holds in the swapped
+        state; several different values for one tied array raise a ValueError."""
+        groups = {**self._tie_groups("param"), **self._tie_groups("buffer")}
+        if not groups:
+            return flat
+        out = OrderedDict(flat)
+        for name, v in flat.items():
+            for other in groups.get(name, ()):
+                if other in flat and flat[other] is not v:
+                    raise ValueError(
+                        f"{what}: got different values for {name!r} and {other!r}, which are one "
+                        f"tied parameter of {type(self).__name__} ({', '.join(groups[name])}); pass "
+                        f"it under one name (parameters() lists it under {groups[name][0]!r})")
+                out[other] = v
+        return out
+
     # --- state -----------------------------------------------------------------------
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Array]":
@@ -778,10 +848,14 @@ class Module(HookMixin):
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
+        # a tied array takes the last value given under any of its names, in every slot,
+        # as PyTorch's copies into the one shared tensor do
+        groups = {**self._tie_groups("param"), **self._tie_groups("buffer")}
         for k, v in new.items():
-            m, leaf = self._slot(k)
-            reg = m._parameters if leaf in m._parameters else m._buffers
-            reg[leaf] = v
+            for name in groups.get(k, (k,)):
+                m, leaf = self._slot(name)
+                reg = m._parameters if leaf in m._parameters else m._buffers
+                reg[leaf] = v
         return IncompatibleKeys(missing, unexpected)
 
     def load_parameters(self, params: dict, include_frozen: bool = False) -> None:
@@ -815,18 +889,23 @@ class Module(HookMixin):
 
     def _write(self, kind, tree, include_frozen):
         flat = flatten_names(tree) if isinstance(tree, dict) else tree
-        for name, v in flat.items():
-            m, leaf = self._slot(name)
-            reg = m._parameters if kind == "param" else m._buffers
-            if leaf not in reg:
-                raise KeyError(f"{type(self).__name__} has no {'parameter' if kind == 'param' else 'buffer'} "
-                               f"{name!r}")
-            if kind == "param" and leaf in m._frozen and not include_frozen:
-                continue
-            cur = reg[leaf]
-            if cur is not None and _is_array(v) and tuple(v.shape) != tuple(cur.shape):
-                raise ValueError(f"{name}: new value has shape {tuple(v.shape)}, expected {tuple(cur.shape)}")
-            reg[leaf] = v
+        groups = self._tie_groups(kind)  # a tied array's new value goes into all its slots
+        for name, v in list(flat.items()):
+            for other in groups.get(name, (name,)):
+                self._write_slot(kind, other, v, include_frozen)
+
+    def _write_slot(self, kind, name, v, include_frozen):
+        m, leaf = self._slot(name)
+        reg = m._parameters if kind == "param" else m._buffers
+        if leaf not in reg:
+            raise KeyError(f"{type(self).__name__} has no {'parameter' if kind == 'param' else 'buffer'} "
+                           f"{name!r}")
+        if kind == "param" and leaf in m._frozen and not include_frozen:
+            return
+        cur = reg[leaf]
+        if cur is not None and _is_array(v) and tuple(v.shape) != tuple(cur.shape):
+            raise ValueError(f"{name}: new value has shape {tuple(v.shape)}, expected {tuple(cur.shape)}")
+        reg[leaf] = v
 
     # --- modes -----------------------------------------------------------------------
 
@@ -895,13 +974,21 @@ class Module(HookMixin):
         if not names:
             targets = [(m, n) for _, m in self.named_modules() for n in m._parameters]
         else:
-            all_params = dict(self.named_parameters())
+            all_params = dict(self.named_parameters(remove_duplicate=False))
             for name in names:
                 if name in all_params:
                     targets.append(self._slot(name))
                     continue
                 sub = self._module_at(name)
                 targets += [(m, n) for _, m in sub.named_modules() for n in m._parameters]
+        # a tied parameter is one parameter (PyTorch's requires_grad lives on it): freezing
+        # it through one of its slots freezes all of them
+        groups = self._tie_groups("param")
+        if groups:
+            slot_names = {(id(m), n): name for name, _ in self.named_parameters(remove_duplicate=False)
+                          for m, n in [self._slot(name)]}
+            for m, n in list(targets):
+                targets += [self._slot(o) for o in groups.get(slot_names.get((id(m), n)), ())]
         for m, n in targets:
             (m._frozen.add if flag else m._frozen.discard)(n)
 
@@ -925,10 +1012,9 @@ class Module(HookMixin):
             {'weight': False, 'bias': True}
         """
         out = OrderedDict()
-        for mname, m in self.named_modules():
-            for n, v in m._parameters.items():
-                if v is not None:
-                    out[f"{mname}.{n}" if mname else n] = n in m._frozen
+        for name, _ in self.named_parameters():
+            m, leaf = self._slot(name)
+            out[name] = leaf in m._frozen
         return unflatten_names(out)
 
     def apply(self, fn):
@@ -963,16 +1049,21 @@ class Module(HookMixin):
         dt = _dt.canonicalize(dtype) if dtype is not None else None
         if dt is not None and not _dt.is_inexact(dt):
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
+        done = {}  # id -> (array, converted): a tied array stays one array in all its slots
         for _, m in self.named_modules():
             for reg in (m._parameters, m._buffers):
                 for n, v in list(reg.items()):
                     if v is None:
                         continue
-                    if dt is not None and _dt.is_float(get_aval(v).dtype):
-                        v = enp.astype(v, dt)
-                    if device is not None:
-                        v = device_put(v, device)
-                    reg[n] = v
+                    hit = done.get(id(v))
+                    if hit is None or hit[0] is not v:
+                        new = v
+                        if dt is not None and _dt.is_float(get_aval(v).dtype):
+                            new = enp.astype(new, dt)
+                        if device is not None:
+                            new = device_put(new, device)
+                        hit = done[id(v)] = (v, new)
+                    reg[n] = hit[1]
         return self
 
     def cuda(self, device=None):

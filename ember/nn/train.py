@@ -34,13 +34,11 @@ __all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward", "Co
 
 
 def _split_params(model):
+    # a tied parameter is listed once: one gradient, the sum over its slots' uses
     trainable, frozen = OrderedDict(), OrderedDict()
-    for mname, m in model.named_modules():
-        for n, v in m._parameters.items():
-            if v is None:
-                continue
-            name = f"{mname}.{n}" if mname else n
-            (frozen if n in m._frozen else trainable)[name] = v
+    for name, v in model.named_parameters():
+        m, leaf = model._slot(name)
+        (frozen if leaf in m._frozen else trainable)[name] = v
     return trainable, frozen
 
 

@@ -49,8 +49,11 @@ def test_traversal_order_and_dedup_match_torch():
     # torch named_parameters() (remove_duplicate=True) drops the tied d.weight
     assert [n for n, _ in m.named_parameters(remove_duplicate=True)] == [
         "a.weight", "a.bias", "c.weight", "c.bias", "d.bias"]
-    # ember's default keeps every slot (see the docstring): a shared module is still once
+    # torch's default too (the tied array is one parameter); remove_duplicate=False lists
+    # every slot, a shared module still once
     assert [n for n, _ in m.named_parameters()] == [
+        "a.weight", "a.bias", "c.weight", "c.bias", "d.bias"]
+    assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == [
         "a.weight", "a.bias", "c.weight", "c.bias", "d.weight", "d.bias"]
     assert [n for n, _ in m.named_buffers()] == ["z"]
 
@@ -60,8 +63,9 @@ def test_buffers_dedup_by_identity_when_asked():
     t = enp.zeros(2, dtype="int32")
     m.register_buffer("x", t)
     m.register_buffer("y", t)
-    assert [n for n, _ in m.named_buffers()] == ["x", "y"]
-    assert [n for n, _ in m.named_buffers(remove_duplicate=True)] == ["x"]
+    # torch: named_buffers() == ["x"], named_buffers(remove_duplicate=False) == ["x", "y"]
+    assert [n for n, _ in m.named_buffers()] == ["x"]
+    assert [n for n, _ in m.named_buffers(remove_duplicate=False)] == ["x", "y"]
 
 
 def _seq():
