@@ -211,3 +211,21 @@ def test_shared_submodule_trains_as_one_like_torch(jit):
     np.testing.assert_allclose(np.asarray(s.a.weight), TORCH_SHARED["A"], rtol=2e-5, atol=2e-6)
     np.testing.assert_allclose(np.asarray(s.b.bias), TORCH_SHARED["AB"], rtol=2e-5, atol=2e-6)
     assert s.a is s.b and len(opt.state_dict()["state"]) == 2
+
+
+def test_trainstep_group_reaching_the_tied_parameter_through_its_other_slot():
+    # the group holds dec.weight (= enc.weight) and dec.bias: every parameter, as torch's
+    # SGD([{"params": m.dec.parameters()}]) would, so torch's values for the full model apply
+    m = _model()
+    opt = optim.SGD([{"params": m.dec}], lr=0.1, momentum=0.9)
+    step = nn.TrainStep(m, opt, _loss)
+    losses = [float(step(enp.asarray(IDX), enp.asarray(Y))) for _ in range(5)]
+    np.testing.assert_allclose(losses, TORCH["sgd"]["losses"], rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(m.enc.weight), TORCH["sgd"]["W"], rtol=2e-5, atol=2e-6)
+    assert m.dec.weight is m.enc.weight
+
+
+def test_a_tied_parameter_in_two_groups_is_rejected_like_torch():
+    m = _model()
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        optim.SGD([{"params": m.enc}, {"params": m.dec}], lr=0.1)
