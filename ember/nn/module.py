@@ -178,11 +178,12 @@ def _find_slots(old):
 
 def rebind_array(old, new) -> int:
     """Put `new` in the parameter or buffer slot that holds the array object `old` (not
-    an equal copy) and return 1, when exactly one slot of the live modules holds it.
-    This is how `nn.init.normal_(layer.weight)` updates the layer.  An array held by
-    several slots is ambiguous (tied weights, but also clones that share arrays until
-    one is replaced, as `nn.TransformerEncoder`'s layers do): nothing is rebound and 0
-    is returned.
+    an equal copy) and return the number of slots rebound: 1 when exactly one slot of
+    the live modules holds it, every slot when all that hold it are tied (one parameter,
+    `dec.weight = enc.weight`, as PyTorch re-initialises the shared tensor).  This is
+    how `nn.init.normal_(layer.weight)` updates the layer.  Otherwise an array held by
+    several slots is ambiguous (clones that share arrays until one is replaced, as
+    `nn.TransformerEncoder`'s layers do): nothing is rebound and 0 is returned.
 
     Example:
         >>> import ember.numpy as enp
@@ -194,11 +195,20 @@ def rebind_array(old, new) -> int:
     if type(old) is not Array or old is new:
         return 0
     slots = _find_slots(old)
+    if len(slots) > 1 and all(_is_tied_slot(reg, name) for reg, name in slots):
+        for reg, name in slots:
+            reg[name] = new
+        return len(slots)
     if len(slots) != 1:
         return 0
     reg, name = slots[0]
     reg[name] = new
     return 1
+
+
+def _is_tied_slot(reg, name) -> bool:
+    owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
+    return owner is not None and name in owner.__dict__.get("_tied", ())
 
 
 def _mark_tie(module, name, value) -> None:

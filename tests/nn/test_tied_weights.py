@@ -229,3 +229,10 @@ def test_a_tied_parameter_in_two_groups_is_rejected_like_torch():
     m = _model()
     with pytest.raises(ValueError, match="more than one parameter group"):
         optim.SGD([{"params": m.enc}, {"params": m.dec}], lr=0.1)
+
+
+def test_inplace_init_reinitialises_the_tied_parameter_in_every_slot():
+    m = _model()
+    nn.init.zeros_(m.dec.weight)          # torch: zeroes the one shared tensor
+    assert m.dec.weight is m.enc.weight
+    np.testing.assert_array_equal(np.asarray(m.enc.weight), np.zeros((5, 3), np.float32))
