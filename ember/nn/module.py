@@ -14,6 +14,10 @@ Registration convention (attribute assignment in `__init__` or later):
 - a `Module` becomes a submodule;
 - everything else (Python numbers, strings, numpy arrays, functions) is config.
 Assigning `None` to a registered name keeps the slot empty (e.g. `bias=False`).
+Assigning an array that another slot already holds ties the two slots, as in PyTorch
+(`dec.weight = enc.weight`): one parameter, listed once by `named_parameters()` and
+`parameters()`, with one gradient and one optimiser state, and every write-back puts its
+new value into all its slots.
 
 Arrays are immutable, so "updating" a parameter rebinds the attribute; the module
 tree is the only mutable thing.  Parameters and buffers come out as nested-dict
