@@ -199,7 +199,8 @@ def rebind_array(old, new) -> int:
     if type(old) is not Array or old is new:
         return 0
     slots = _find_slots(old)
-    if len(slots) > 1 and all(_is_tied_slot(reg, name) for reg, name in slots):
+    tokens = {id(_tie_token(reg, name)) for reg, name in slots}
+    if len(slots) > 1 and len(tokens) == 1 and _tie_token(*slots[0]) is not None:
         for reg, name in slots:
             reg[name] = new
         return len(slots)
@@ -210,41 +211,48 @@ def rebind_array(old, new) -> int:
     return 1
 
 
-def _is_tied_slot(reg, name) -> bool:
+def _tie_token(reg, name):
     owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
-    return owner is not None and name in owner.__dict__.get("_tied", ())
+    return owner.__dict__.get("_tied", {}).get(name) if owner is not None else None
+
+
+class _Tie:
+    """The identity of one tied parameter: the slots tied by assignment share one token.
+    A deep copy copies it with the module tree, so a copied model keeps its ties while
+    clones made one by one (`nn.TransformerEncoder`'s layers) get a token each: arrays
+    such clones share are not tied across them."""
+    __slots__ = ()
 
 
 def _mark_tie(module, name, value) -> None:
-    """`value` about to go into `module`'s slot `name` already sits in another parameter
-    or buffer slot: that is PyTorch's weight tying (`dec.weight = enc.weight`, one
-    parameter under two names), so both slots are marked tied.  Arrays shared without
-    an assignment (`nn.TransformerEncoder`'s clones, until one is replaced) stay
-    independent parameters, as the deep copies are in PyTorch."""
+    """`value` about to go into `module`'s slot `name`: when another parameter or buffer
+    slot already holds it, that is PyTorch's weight tying (`dec.weight = enc.weight`, one
+    parameter under two names) and the slots share a `_Tie` token; an array no other
+    slot holds unties the slot.  Arrays shared without an assignment (clones, until one
+    is replaced) stay independent parameters, as PyTorch's deep copies are."""
     if type(value) is not Array:
-        return
-    entry = _HOLDERS.get(id(value))
-    if entry is None or entry[0]() is not value:
-        return  # only the index: a fresh array is never scanned for
+        return  # a traced value written during a pass: the call restores the slot
+    ties = module.__dict__.setdefault("_tied", {})
     owners = []
-    for reg, n in _holding_slots([r() for r in list(entry[1].values())], value):
-        owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
-        if owner is not None and not (owner is module and n == name):
-            owners.append((owner, n))
-    if owners:
-        for owner, n in owners + [(module, name)]:
-            owner.__dict__.setdefault("_tied", set()).add(n)
+    entry = _HOLDERS.get(id(value))
+    if entry is not None and entry[0]() is value:  # only the index: a fresh array is never scanned for
+        for reg, n in _holding_slots([r() for r in list(entry[1].values())], value):
+            owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
+            if owner is not None and not (owner is module and n == name):
+                owners.append((owner, n))
+    if not owners:
+        ties.pop(name, None)
+        return
+    token = next((o.__dict__.get("_tied", {}).get(n) for o, n in owners
+                  if o.__dict__.get("_tied", {}).get(n) is not None), None) or _Tie()
+    for owner, n in owners + [(module, name)]:
+        owner.__dict__.setdefault("_tied", {})[n] = token
 
 
-def _tied_ids(mods, kind) -> set:
-    """ids of the arrays in the tied slots (see `_mark_tie`) of `mods`, (name, module) pairs."""
-    out = set()
-    for _, m in mods:
-        marks = m.__dict__.get("_tied")
-        if marks:
-            reg = m._parameters if kind == "param" else m._buffers
-            out.update(id(reg[n]) for n in marks if reg.get(n) is not None)
-    return out
+def _tie_key(m, n, v):
+    """(id of the array, its tie token) for a tied slot, None for an untied one."""
+    token = m.__dict__.get("_tied", {}).get(n)
+    return None if token is None else (id(v), id(token))
 
 
 class Parameter:
@@ -407,7 +415,7 @@ class Module(HookMixin):
         d["_non_persistent"] = set()
         d["training"] = True
         d["_rng_key"] = None
-        d["_tied"] = set()  # slot names tied to another slot by assignment (`_mark_tie`)
+        d["_tied"] = {}  # slot name -> _Tie token of the slots tied by assignment (`_mark_tie`)
         _track(self)
 
     # --- attribute registration -----------------------------------------------------
@@ -478,7 +486,7 @@ class Module(HookMixin):
         if keep != "buffer":
             d["_non_persistent"].discard(name)
         if keep not in ("param", "buffer"):
-            d.get("_tied", set()).discard(name)
+            d.get("_tied", {}).pop(name, None)
         if name in d:
             del d[name]
 
@@ -636,18 +644,18 @@ class Module(HookMixin):
 
     def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
                      trainable_only=False, remove_duplicate=True):
-        mods = list(self.named_modules(prefix=prefix)) if recurse else [(prefix, self)]
-        tied = _tied_ids(mods, kind) if remove_duplicate else ()
+        mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         seen = set()
         for mname, m in mods:
             reg = m._registries()[0 if kind == "param" else 1]
             for n, v in reg.items():
                 if v is None:
                     continue
-                if id(v) in tied:  # a tied parameter is one parameter: listed once, first name
-                    if id(v) in seen:
+                key = _tie_key(m, n, v) if remove_duplicate else None
+                if key is not None:  # a tied parameter is one parameter: listed once, first name
+                    if key in seen:
                         continue
-                    seen.add(id(v))
+                    seen.add(key)
                 if persistent_only and n in m._non_persistent:
                     continue
                 if trainable_only and n in m._frozen:
@@ -759,16 +767,16 @@ class Module(HookMixin):
     def _tie_groups(self, kind: str = "param") -> dict:
         """{dotted name: every dotted name of the slots tied to it, first name first}
         for the tied parameters (or buffers) of this tree; untied names are absent."""
-        mods = list(self.named_modules(remove_duplicate=False))
-        tied = _tied_ids(mods, kind)
-        if not tied:
+        if not any(m.__dict__.get("_tied") for m in self.modules()):
             return {}
-        by_id = OrderedDict()
-        for mname, m in mods:
+        by_key = OrderedDict()
+        # every name, a shared submodule's too, so that any spelling of a slot is found
+        for mname, m in self.named_modules(remove_duplicate=False):
             for n, v in (m._parameters if kind == "param" else m._buffers).items():
-                if v is not None and id(v) in tied:
-                    by_id.setdefault(id(v), []).append(f"{mname}.{n}" if mname else n)
-        return {name: tuple(names) for names in by_id.values() if len(names) > 1 for name in names}
+                key = _tie_key(m, n, v) if v is not None else None
+                if key is not None:
+                    by_key.setdefault(key, []).append(f"{mname}.{n}" if mname else n)
+        return {name: tuple(names) for names in by_key.values() if len(names) > 1 for name in names}
 
     def _expand_tied(self, flat, what: str) -> "OrderedDict":
         """`flat` (dotted name -> value) with each value given for a tied parameter or

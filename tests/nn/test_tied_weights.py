@@ -236,3 +236,17 @@ def test_inplace_init_reinitialises_the_tied_parameter_in_every_slot():
     nn.init.zeros_(m.dec.weight)          # torch: zeroes the one shared tensor
     assert m.dec.weight is m.enc.weight
     np.testing.assert_array_equal(np.asarray(m.enc.weight), np.zeros((5, 3), np.float32))
+
+
+def test_deepcopy_keeps_ties_and_clones_of_a_tied_layer_are_not_tied_together():
+    import copy
+    m = copy.deepcopy(_model())
+    assert m.dec.weight is m.enc.weight and [n for n, _ in m.named_parameters()] == ["enc.weight", "dec.bias"]
+    opt = optim.SGD(m, lr=0.1, momentum=0.9)
+    step = nn.TrainStep(m, opt, _loss)
+    losses = [float(step(enp.asarray(IDX), enp.asarray(Y))) for _ in range(5)]
+    np.testing.assert_allclose(losses, TORCH["sgd"]["losses"], rtol=2e-5, atol=1e-6)
+    # two clones sharing the arrays (as TransformerEncoder builds its layers): each keeps
+    # its own tie, and the clones are two models' worth of parameters
+    seq = nn.Sequential(*nn.layers.transformer._clone(_model(), 2))
+    assert [n for n, _ in seq.named_parameters()] == ["0.enc.weight", "0.dec.bias", "1.enc.weight", "1.dec.bias"]
