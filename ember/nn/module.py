@@ -14,6 +14,10 @@ Registration convention (attribute assignment in `__init__` or later):
 - a `Module` becomes a submodule;
 - everything else (Python numbers, strings, numpy arrays, functions) is config.
 Assigning `None` to a registered name keeps the slot empty (e.g. `bias=False`).
+Assigning an array that another slot already holds ties the two slots, as in PyTorch
+(`dec.weight = enc.weight`): one parameter, listed once by `named_parameters()` and
+`parameters()`, with one gradient and one optimiser state, and every write-back puts its
+new value into all its slots.
 
 Arrays are immutable, so "updating" a parameter rebinds the attribute; the module
 tree is the only mutable thing.  Parameters and buffers come out as nested-dict
@@ -178,11 +182,12 @@ def _find_slots(old):
 
 def rebind_array(old, new) -> int:
     """Put `new` in the parameter or buffer slot that holds the array object `old` (not
-    an equal copy) and return 1, when exactly one slot of the live modules holds it.
-    This is how `nn.init.normal_(layer.weight)` updates the layer.  An array held by
-    several slots is ambiguous (tied weights, but also clones that share arrays until
-    one is replaced, as `nn.TransformerEncoder`'s layers do): nothing is rebound and 0
-    is returned.
+    an equal copy) and return the number of slots rebound: 1 when exactly one slot of
+    the live modules holds it, every slot when all that hold it are tied (one parameter,
+    `dec.weight = enc.weight`, as PyTorch re-initialises the shared tensor).  This is
+    how `nn.init.normal_(layer.weight)` updates the layer.  Otherwise an array held by
+    several slots is ambiguous (clones that share arrays until one is replaced, as
+    `nn.TransformerEncoder`'s layers do): nothing is rebound and 0 is returned.
 
     Example:
         >>> import ember.numpy as enp
@@ -194,11 +199,60 @@ def rebind_array(old, new) -> int:
     if type(old) is not Array or old is new:
         return 0
     slots = _find_slots(old)
+    tokens = {id(_tie_token(reg, name)) for reg, name in slots}
+    if len(slots) > 1 and len(tokens) == 1 and _tie_token(*slots[0]) is not None:
+        for reg, name in slots:
+            reg[name] = new
+        return len(slots)
     if len(slots) != 1:
         return 0
     reg, name = slots[0]
     reg[name] = new
     return 1
+
+
+def _tie_token(reg, name):
+    owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
+    return owner.__dict__.get("_tied", {}).get(name) if owner is not None else None
+
+
+class _Tie:
+    """The identity of one tied parameter: the slots tied by assignment share one token.
+    A deep copy copies it with the module tree, so a copied model keeps its ties while
+    clones made one by one (`nn.TransformerEncoder`'s layers) get a token each: arrays
+    such clones share are not tied across them."""
+    __slots__ = ()
+
+
+def _mark_tie(module, name, value) -> None:
+    """`value` about to go into `module`'s slot `name`: when another parameter or buffer
+    slot already holds it, that is PyTorch's weight tying (`dec.weight = enc.weight`, one
+    parameter under two names) and the slots share a `_Tie` token; an array no other
+    slot holds unties the slot.  Arrays shared without an assignment (clones, until one
+    is replaced) stay independent parameters, as PyTorch's deep copies are."""
+    if type(value) is not Array:
+        return  # a traced value written during a pass: the call restores the slot
+    ties = module.__dict__.setdefault("_tied", {})
+    owners = []
+    entry = _HOLDERS.get(id(value))
+    if entry is not None and entry[0]() is value:  # only the index: a fresh array is never scanned for
+        for reg, n in _holding_slots([r() for r in list(entry[1].values())], value):
+            owner = reg._owner() if isinstance(reg, _Slots) and reg._owner is not None else None
+            if owner is not None and not (owner is module and n == name):
+                owners.append((owner, n))
+    if not owners:
+        ties.pop(name, None)
+        return
+    token = next((o.__dict__.get("_tied", {}).get(n) for o, n in owners
+                  if o.__dict__.get("_tied", {}).get(n) is not None), None) or _Tie()
+    for owner, n in owners + [(module, name)]:
+        owner.__dict__.setdefault("_tied", {})[n] = token
+
+
+def _tie_key(m, n, v):
+    """(id of the array, its tie token) for a tied slot, None for an untied one."""
+    token = m.__dict__.get("_tied", {}).get(n)
+    return None if token is None else (id(v), id(token))
 
 
 class Parameter:
@@ -309,7 +363,7 @@ class NamedParameters:
 # --- Module ---------------------------------------------------------------------------
 
 _INTERNAL = ("_parameters", "_buffers", "_modules", "_frozen", "_non_persistent", "training",
-             "_rng_key")
+             "_rng_key", "_tied")
 
 
 class ModuleInitError(TypeError, AttributeError):
@@ -361,6 +415,7 @@ class Module(HookMixin):
         d["_non_persistent"] = set()
         d["training"] = True
         d["_rng_key"] = None
+        d["_tied"] = {}  # slot name -> _Tie token of the slots tied by assignment (`_mark_tie`)
         _track(self)
 
     # --- attribute registration -----------------------------------------------------
@@ -387,6 +442,7 @@ class Module(HookMixin):
             params, buffers, modules = (d.get("_parameters"), d.get("_buffers"), d.get("_modules"))
         if isinstance(value, Parameter):
             self._drop_name(name, keep="param")
+            _mark_tie(self, name, value.data)
             params[name] = value.data
             if not value.requires_grad:
                 self._frozen.add(name)
@@ -398,6 +454,7 @@ class Module(HookMixin):
             modules[name] = value
             return
         if _is_array(value):
+            _mark_tie(self, name, value)
             if name in buffers:
                 buffers[name] = value
             elif name in params:
@@ -428,6 +485,8 @@ class Module(HookMixin):
             d["_frozen"].discard(name)
         if keep != "buffer":
             d["_non_persistent"].discard(name)
+        if keep not in ("param", "buffer"):
+            d.get("_tied", {}).pop(name, None)
         if name in d:
             del d[name]
 
@@ -493,6 +552,7 @@ class Module(HookMixin):
         if value is not None and not _is_array(value):
             value = enp.asarray(value)
         self._drop_name(name, keep="buffer")
+        _mark_tie(self, name, value)
         buffers[name] = value
         if persistent:
             self._non_persistent.discard(name)
@@ -583,7 +643,7 @@ class Module(HookMixin):
             yield m
 
     def _named_state(self, kind: str, recurse: bool = True, prefix: str = "", persistent_only=False,
-                     trainable_only=False, remove_duplicate=False):
+                     trainable_only=False, remove_duplicate=True):
         mods = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
         seen = set()
         for mname, m in mods:
@@ -591,24 +651,24 @@ class Module(HookMixin):
             for n, v in reg.items():
                 if v is None:
                     continue
-                if remove_duplicate:  # one array object in two slots: PyTorch lists it once
-                    if id(v) in seen:
+                key = _tie_key(m, n, v) if remove_duplicate else None
+                if key is not None:  # a tied parameter is one parameter: listed once, first name
+                    if key in seen:
                         continue
-                    seen.add(id(v))
+                    seen.add(key)
                 if persistent_only and n in m._non_persistent:
                     continue
                 if trainable_only and n in m._frozen:
                     continue
                 yield (f"{mname}.{n}" if mname else n), v
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
+    def named_parameters(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
         """(dotted name, array) pairs of every parameter (frozen ones included), in
-        registration order.  A submodule registered twice is listed once.  One array
-        assigned to two slots (tied weights) is listed under both names by default,
-        unlike PyTorch: arrays are immutable, so gradients and optimisers treat the two
-        slots as separate parameters and the names here match `parameters()` and the
-        gradient trees.  `remove_duplicate=True` lists it once, under its first name
-        (PyTorch's default listing).
+        registration order.  A submodule registered twice is listed once, and so is a
+        tied parameter (one array assigned to two slots, `dec.weight = enc.weight`),
+        under its first name, as in PyTorch: it is one parameter, with one gradient (the
+        sum over its uses) and one optimiser state, and every update writes the new
+        value into all its slots.  `remove_duplicate=False` lists every slot.
 
         Example:
             >>> from ember import nn
@@ -619,9 +679,9 @@ class Module(HookMixin):
                                                        remove_duplicate=remove_duplicate),
                                lambda: self._param_tree(recurse))
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = False):
-        """(dotted name, array) pairs of every buffer; `remove_duplicate=True` lists one
-        array held in two slots once (see `named_parameters`).
+    def named_buffers(self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        """(dotted name, array) pairs of every buffer; a buffer tied to another slot is
+        listed once unless `remove_duplicate=False` (see `named_parameters`).
 
         Example:
             >>> from ember import nn
@@ -704,6 +764,38 @@ class Module(HookMixin):
         mpath, _, leaf = name.rpartition(".")
         return self._module_at(mpath), leaf
 
+    def _tie_groups(self, kind: str = "param") -> dict:
+        """{dotted name: every dotted name of the slots tied to it, first name first}
+        for the tied parameters (or buffers) of this tree; untied names are absent."""
+        if not any(m.__dict__.get("_tied") for m in self.modules()):
+            return {}
+        by_key = OrderedDict()
+        # every name, a shared submodule's too, so that any spelling of a slot is found
+        for mname, m in self.named_modules(remove_duplicate=False):
+            for n, v in (m._parameters if kind == "param" else m._buffers).items():
+                key = _tie_key(m, n, v) if v is not None else None
+                if key is not None:
+                    by_key.setdefault(key, []).append(f"{mname}.{n}" if mname else n)
+        return {name: tuple(names) for names in by_key.values() if len(names) > 1 for name in names}
+
+    def _expand_tied(self, flat, what: str) -> "OrderedDict":
+        """`flat` (dotted name -> value) with each value given for a tied parameter or
+        buffer also under the names of its other slots, so the tie holds in the swapped
+        state; several different values for one tied array raise a ValueError."""
+        groups = {**self._tie_groups("param"), **self._tie_groups("buffer")}
+        if not groups:
+            return flat
+        out = OrderedDict(flat)
+        for name, v in flat.items():
+            for other in groups.get(name, ()):
+                if other in flat and flat[other] is not v:
+                    raise ValueError(
+                        f"{what}: got different values for {name!r} and {other!r}, which are one "
+                        f"tied parameter of {type(self).__name__} ({', '.join(groups[name])}); pass "
+                        f"it under one name (parameters() lists it under {groups[name][0]!r})")
+                out[other] = v
+        return out
+
     # --- state -----------------------------------------------------------------------
 
     def state_dict(self, prefix: str = "", keep_vars: bool = False) -> "OrderedDict[str, Array]":
@@ -778,10 +870,14 @@ class Module(HookMixin):
         if errors:
             raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                                + "\n\t".join(errors))
+        # a tied array takes the last value given under any of its names, in every slot,
+        # as PyTorch's copies into the one shared tensor do
+        groups = {**self._tie_groups("param"), **self._tie_groups("buffer")}
         for k, v in new.items():
-            m, leaf = self._slot(k)
-            reg = m._parameters if leaf in m._parameters else m._buffers
-            reg[leaf] = v
+            for name in groups.get(k, (k,)):
+                m, leaf = self._slot(name)
+                reg = m._parameters if leaf in m._parameters else m._buffers
+                reg[leaf] = v
         return IncompatibleKeys(missing, unexpected)
 
     def load_parameters(self, params: dict, include_frozen: bool = False) -> None:
@@ -815,18 +911,23 @@ class Module(HookMixin):
 
     def _write(self, kind, tree, include_frozen):
         flat = flatten_names(tree) if isinstance(tree, dict) else tree
-        for name, v in flat.items():
-            m, leaf = self._slot(name)
-            reg = m._parameters if kind == "param" else m._buffers
-            if leaf not in reg:
-                raise KeyError(f"{type(self).__name__} has no {'parameter' if kind == 'param' else 'buffer'} "
-                               f"{name!r}")
-            if kind == "param" and leaf in m._frozen and not include_frozen:
-                continue
-            cur = reg[leaf]
-            if cur is not None and _is_array(v) and tuple(v.shape) != tuple(cur.shape):
-                raise ValueError(f"{name}: new value has shape {tuple(v.shape)}, expected {tuple(cur.shape)}")
-            reg[leaf] = v
+        groups = self._tie_groups(kind)  # a tied array's new value goes into all its slots
+        for name, v in list(flat.items()):
+            for other in groups.get(name, (name,)):
+                self._write_slot(kind, other, v, include_frozen)
+
+    def _write_slot(self, kind, name, v, include_frozen):
+        m, leaf = self._slot(name)
+        reg = m._parameters if kind == "param" else m._buffers
+        if leaf not in reg:
+            raise KeyError(f"{type(self).__name__} has no {'parameter' if kind == 'param' else 'buffer'} "
+                           f"{name!r}")
+        if kind == "param" and leaf in m._frozen and not include_frozen:
+            return
+        cur = reg[leaf]
+        if cur is not None and _is_array(v) and tuple(v.shape) != tuple(cur.shape):
+            raise ValueError(f"{name}: new value has shape {tuple(v.shape)}, expected {tuple(cur.shape)}")
+        reg[leaf] = v
 
     # --- modes -----------------------------------------------------------------------
 
@@ -895,13 +996,21 @@ class Module(HookMixin):
         if not names:
             targets = [(m, n) for _, m in self.named_modules() for n in m._parameters]
         else:
-            all_params = dict(self.named_parameters())
+            all_params = dict(self.named_parameters(remove_duplicate=False))
             for name in names:
                 if name in all_params:
                     targets.append(self._slot(name))
                     continue
                 sub = self._module_at(name)
                 targets += [(m, n) for _, m in sub.named_modules() for n in m._parameters]
+        # a tied parameter is one parameter (PyTorch's requires_grad lives on it): freezing
+        # it through one of its slots freezes all of them
+        groups = self._tie_groups("param")
+        if groups:
+            slot_names = {(id(m), n): name for name, _ in self.named_parameters(remove_duplicate=False)
+                          for m, n in [self._slot(name)]}
+            for m, n in list(targets):
+                targets += [self._slot(o) for o in groups.get(slot_names.get((id(m), n)), ())]
         for m, n in targets:
             (m._frozen.add if flag else m._frozen.discard)(n)
 
@@ -925,10 +1034,9 @@ class Module(HookMixin):
             {'weight': False, 'bias': True}
         """
         out = OrderedDict()
-        for mname, m in self.named_modules():
-            for n, v in m._parameters.items():
-                if v is not None:
-                    out[f"{mname}.{n}" if mname else n] = n in m._frozen
+        for name, _ in self.named_parameters():
+            m, leaf = self._slot(name)
+            out[name] = leaf in m._frozen
         return unflatten_names(out)
 
     def apply(self, fn):
@@ -963,16 +1071,21 @@ class Module(HookMixin):
         dt = _dt.canonicalize(dtype) if dtype is not None else None
         if dt is not None and not _dt.is_inexact(dt):
             raise TypeError(f"Module.to only accepts floating point dtypes, got {dt}")
+        done = {}  # id -> (array, converted): a tied array stays one array in all its slots
         for _, m in self.named_modules():
             for reg in (m._parameters, m._buffers):
                 for n, v in list(reg.items()):
                     if v is None:
                         continue
-                    if dt is not None and _dt.is_float(get_aval(v).dtype):
-                        v = enp.astype(v, dt)
-                    if device is not None:
-                        v = device_put(v, device)
-                    reg[n] = v
+                    hit = done.get(id(v))
+                    if hit is None or hit[0] is not v:
+                        new = v
+                        if dt is not None and _dt.is_float(get_aval(v).dtype):
+                            new = enp.astype(new, dt)
+                        if device is not None:
+                            new = device_put(new, device)
+                        hit = done[id(v)] = (v, new)
+                    reg[n] = hit[1]
         return self
 
     def cuda(self, device=None):

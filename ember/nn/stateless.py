@@ -48,6 +48,7 @@ def _merge_state(model, state):
 @contextlib.contextmanager
 def _swapped(model, flat, rng=None):
     """Temporarily install `flat` values in the model (restored in finally)."""
+    flat = model._expand_tied(flat, "functional_call")  # a tie holds in the swapped state
     snapshot = _snapshot(model)
     scope_token = _SCOPE.set(_scope_ids(model, _SCOPE.get()))
     stream_token = _STREAM.set(_Stream(rng, source=model) if rng is not None else _Stream(source=model))

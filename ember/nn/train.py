@@ -34,13 +34,11 @@ __all__ = ["value_and_grad", "TrainStep", "compile_step", "compile_forward", "Co
 
 
 def _split_params(model):
+    # a tied parameter is listed once: one gradient, the sum over its slots' uses
     trainable, frozen = OrderedDict(), OrderedDict()
-    for mname, m in model.named_modules():
-        for n, v in m._parameters.items():
-            if v is None:
-                continue
-            name = f"{mname}.{n}" if mname else n
-            (frozen if n in m._frozen else trainable)[name] = v
+    for name, v in model.named_parameters():
+        m, leaf = model._slot(name)
+        (frozen if leaf in m._frozen else trainable)[name] = v
     return trainable, frozen
 
 
@@ -137,11 +135,8 @@ def _group_prefixes(model, optimizer):
     return prefixes
 
 
-def _sub(flat, prefix):
-    if not prefix:
-        return OrderedDict(flat)
-    p = prefix + "."
-    return OrderedDict((k[len(p):], v) for k, v in flat.items() if k.startswith(p))
+def _join(prefix, name):
+    return f"{prefix}.{name}" if prefix else name
 
 
 class TrainStep:
@@ -212,15 +207,18 @@ class TrainStep:
         model = self.model
         modes = tuple((p, m.training) for p, m in model.named_modules())
         frozen = tuple(sorted(n for n, f in flatten_names(model.frozen_mask()).items() if f))
-        return modes, frozen
+        # each tied slot's name -> the parameter's first name (the key of its value and
+        # gradient), for groups that reach a tied parameter through another slot
+        ties = tuple(sorted((n, g[0]) for n, g in model._tie_groups("param").items() if g[0] != n))
+        return modes, frozen, ties
 
-    def _to_opt(self, flat):
+    def _to_opt(self, flat, alias):
         # each group shaped like what its optimiser slot reads (a trainable_parameters()
         # view holds fewer names than the submodule)
         trees = []
         for p, names in zip(self._prefixes, self._group_names):
-            sub = _sub(flat, p)
-            trees.append(unflatten_names(OrderedDict((k, sub[k]) for k in names)))
+            trees.append(unflatten_names(OrderedDict(
+                (k, flat[alias.get(_join(p, k), _join(p, k))]) for k in names)))
         return trees if self._grouped else trees[0]
 
     def _scaled_loss_fn(self, loss_scale):
@@ -238,8 +236,8 @@ class TrainStep:
     def _pure(self, sig, params, buffers, opt_state, key, loss_scale, args, kwargs):
         import contextlib
         from .. import random
-        _, frozen_names = sig
-        frozen_set = set(frozen_names)
+        _, frozen_names, ties = sig
+        frozen_set, alias = set(frozen_names), dict(ties)
         trainable = OrderedDict((k, v) for k, v in params.items() if k not in frozen_set)
         frozen = OrderedDict((k, v) for k, v in params.items() if k in frozen_set)
         key, sub = random.split(key)
@@ -262,13 +260,13 @@ class TrainStep:
                                 for k, g in loss_scale.unscale(dict(grads)).items())
             finite = all_finite(grads)
             loss_scale = loss_scale.adjust(finite)
-        new_opt_params, new_state = self.optimizer.update_fn(self._to_opt(params), self._to_opt(grads),
-                                                             opt_state)
+        new_opt_params, new_state = self.optimizer.update_fn(self._to_opt(params, alias),
+                                                             self._to_opt(grads, alias), opt_state)
         trees = new_opt_params if self._grouped else [new_opt_params]
         new_params = OrderedDict(params)
         for p, t in zip(self._prefixes, trees):
             for k, v in flatten_names(t).items():
-                name = f"{p}.{k}" if p else k
+                name = alias.get(_join(p, k), _join(p, k))
                 if name not in frozen_set:
                     new_params[name] = v
         if loss_scale is not None:   # an overflowed step is skipped

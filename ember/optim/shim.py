@@ -13,7 +13,9 @@ What can be optimised:
   module's parameters works the same way: `model.parameters()`,
   `model.layer.parameters()` (e.g. as a group's "params"),
   `model.trainable_parameters()` and `model.named_parameters()` remember their
-  module, and `step` updates it;
+  module, and `step` updates it.  A tied parameter (`dec.weight = enc.weight`) is
+  one leaf of those views, as in PyTorch: one state, and `step` writes its new value
+  into every slot that holds it;
 - a plain pytree of arrays: the optimiser keeps the current values in
   `opt.params` and `step` returns the new ones;
 - a list of parameter groups `[{"params": module_or_pytree, "lr": ...}, ...]`:

@@ -49,8 +49,11 @@ def test_traversal_order_and_dedup_match_torch():
     # torch named_parameters() (remove_duplicate=True) drops the tied d.weight
     assert [n for n, _ in m.named_parameters(remove_duplicate=True)] == [
         "a.weight", "a.bias", "c.weight", "c.bias", "d.bias"]
-    # ember's default keeps every slot (see the docstring): a shared module is still once
+    # torch's default too (the tied array is one parameter); remove_duplicate=False lists
+    # every slot, a shared module still once
     assert [n for n, _ in m.named_parameters()] == [
+        "a.weight", "a.bias", "c.weight", "c.bias", "d.bias"]
+    assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == [
         "a.weight", "a.bias", "c.weight", "c.bias", "d.weight", "d.bias"]
     assert [n for n, _ in m.named_buffers()] == ["z"]
 
@@ -60,8 +63,9 @@ def test_buffers_dedup_by_identity_when_asked():
     t = enp.zeros(2, dtype="int32")
     m.register_buffer("x", t)
     m.register_buffer("y", t)
-    assert [n for n, _ in m.named_buffers()] == ["x", "y"]
-    assert [n for n, _ in m.named_buffers(remove_duplicate=True)] == ["x"]
+    # torch: named_buffers() == ["x"], named_buffers(remove_duplicate=False) == ["x", "y"]
+    assert [n for n, _ in m.named_buffers()] == ["x"]
+    assert [n for n, _ in m.named_buffers(remove_duplicate=False)] == ["x", "y"]
 
 
 def _seq():
@@ -174,16 +178,13 @@ def test_init_after_an_optimizer_step_and_on_shared_slots():
     opt.step({k: {n: enp.ones_like(v) for n, v in sub.items()} for k, sub in m.parameters().items()})
     init.zeros_(m[1].bias)                    # a slot written by the optimiser
     assert m[1].bias.tolist() == [0.0, 0.0]
-    # one array in two slots is ambiguous (ember's cloned layers share arrays too, and
-    # must not be re-initialised together): nothing is rebound, the result is returned
+    # one array assigned to two slots is one tied parameter: torch's init.ones_ fills the
+    # shared tensor, so both slots get the new array (cloned layers, which share arrays
+    # without an assignment, stay ambiguous: the next test)
     m[1].weight = m[0].weight
-    before = m[0].weight
-    out = init.ones_(m[0].weight) + 0.0       # result used: the caller assigns it
-    assert m[0].weight is before and m[1].weight is before
+    out = init.ones_(m[0].weight)
+    assert m[0].weight is out and m[1].weight is out
     assert out.tolist() == [[1.0, 1.0], [1.0, 1.0]]
-    with pytest.raises(ValueError, match=r"held by 2 module slots \(Linear.weight, Linear.weight\)"):
-        init.ones_(m[0].weight)               # the bare statement would do nothing: raise
-    assert m[0].weight is before
 
 
 def test_cloned_layers_share_arrays_so_the_bare_call_raises_and_assignment_works():
