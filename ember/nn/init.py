@@ -6,8 +6,9 @@ holds as a parameter or buffer, the initialiser also puts the new array in that
 slot, so `nn.init.normal_(layer.weight)` re-initialises the layer as in PyTorch.
 Arrays are immutable, so other references to the old array (`w = layer.weight`
 taken before) keep the old values.  Only the result holds the new values for an
-array no module holds, and for one held by several slots (tied weights, or cloned
-layers that share arrays until one is replaced), which is ambiguous: write
+array no module holds, and for one several untied slots hold (cloned layers that
+share arrays until one is replaced), which is ambiguous; a tied parameter is
+re-initialised in all its slots.  In the ambiguous case write
 `w = init.normal_(w)` / `layer.weight = init.normal_(layer.weight)` there (the
 statement `init.normal_(layer.weight)` on such an array raises a ValueError saying
 so).  Under a transform (a traced argument) nothing is rebound.
@@ -84,8 +85,8 @@ def _in_place(fn):
                     where = ", ".join(f"{type(m).__name__}.{n}" for m, n in slots[:4])
                     raise ValueError(
                         f"nn.init.{fn.__name__}: this array is held by {len(slots)} module slots "
-                        f"({where}{', ...' if len(slots) > 4 else ''}): tied weights, or cloned "
-                        f"layers that share arrays until one is replaced, so which one to "
+                        f"({where}{', ...' if len(slots) > 4 else ''}) that are not tied: cloned "
+                        f"layers share arrays until one is replaced, so which one to "
                         f"re-initialise is ambiguous. Assign the result to the one you mean, "
                         f"e.g. layer.weight = nn.init.{fn.__name__}(layer.weight, ...)")
         return out
