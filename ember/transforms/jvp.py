@@ -130,6 +130,15 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
                 f"jvp: the tangent of {names[i]} has dtype {ta.dtype} but the primal has dtype "
                 f"{pa.dtype}; tangent dtypes must equal their primals' (pass "
                 f"tangents[...].astype({str(pa.dtype)!r}), or a Python scalar)" + at_user())
+        if not _dt.is_inexact(pa.dtype) and ta.dtype != float0_dtype():
+            # as JAX: an integer or bool input has no tangent space; a tangent given for
+            # it used to flow through the integer ops as if it were one
+            names = names or leaf_names(p_tree, "primals")
+            raise TypeError(
+                f"jvp: {names[i]} has dtype {pa.dtype}, which has no tangents, but its tangent "
+                f"has dtype {ta.dtype}; pass a float0 tangent (numpy.zeros({pa.shape}, "
+                f"dtype=ember.dtypes.float0)), or make the primal floating point"
+                f" (.astype('float32'))" + at_user())
         ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
     flat, store = flat_with_aux(fun, p_tree, has_aux, "jvp")
     outs, touts = jvp_flat(flat, p_leaves, ts)

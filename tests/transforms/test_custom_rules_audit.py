@@ -198,3 +198,15 @@ def test_linear_transpose_and_linearize():
     np.testing.assert_allclose(np.asarray(f_jvp(Y)), d * Y)
     np.testing.assert_allclose(np.asarray(ember.jit(f_jvp)(Y + 2 * Y)),
                                np.asarray(f_jvp(Y)) + np.asarray(f_jvp(2 * Y)))
+
+
+def test_jvp_integer_primal_needs_a_float0_tangent():
+    # as JAX: an int tangent for an int primal is a TypeError naming both dtypes
+    x = enp.arange(3)
+    with pytest.raises(TypeError, match=r"primals\[0\] has dtype int32.*float0"):
+        ember.jvp(lambda v: v * 2, (x,), (enp.arange(3),))
+    with pytest.raises(TypeError, match="float0"):
+        ember.jvp(lambda v: v * 2, (x,), (enp.ones(3),))
+    y, t = ember.jvp(lambda v, w: v * w, (x, 2.0),
+                     (np.zeros((3,), ember.dtypes.float0), 1.0))
+    assert y.tolist() == [0.0, 2.0, 4.0] and t.tolist() == [0.0, 1.0, 2.0]
