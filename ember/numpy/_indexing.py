@@ -538,7 +538,15 @@ class _IndexUpdateRef:
         return _scatter(self.array, self.index, values, "max", mode)
 
     def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] = func(x[idx])` (applied once per entry)."""
+        """`x` with `x[idx] = func(x[idx])`: `func` is applied once to each indexed
+        element, even one the index names several times (JAX applies it once per
+        occurrence; use `.at[idx].multiply` / `.add` where repeats must compound).
+
+        Example:
+            >>> import ember.numpy as enp
+            >>> enp.asarray([1.0, 2.0, 3.0]).at[enp.asarray([0, 2])].apply(lambda v: v * 10).tolist()
+            [10.0, 2.0, 30.0]
+        """
         cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
         return _scatter(self.array, self.index, func(cur), "set", mode)
 
