@@ -156,8 +156,18 @@ def _integer_pow(xp, x, *, y):
             raise ValueError("integer_pow of an integer array needs a non-negative exponent")
         return xp.power(x, y).astype(d)
     xf = x.astype(np.float32) if is_lowp(d) else x
+    # the reference's (and the kernels') square-and-multiply, rounded per product
     with quiet(xp):
-        return xp.asarray(xp.power(xf, xp.asarray(y, xf.dtype))).astype(d)
+        acc, base, k = None, xf, abs(y)
+        while k:
+            if k & 1:
+                acc = base if acc is None else acc * base
+            k >>= 1
+            if k:
+                base = base * base
+        if y < 0:
+            acc = xp.asarray(1, xf.dtype) / acc
+        return xp.asarray(acc).astype(d)
 
 
 # --- IEEE maximum / minimum: NaN propagates, -0.0 < +0.0 ---------------------------------

@@ -238,15 +238,37 @@ def _integer_pow_impl(x, *, y):
     x = np.asarray(x)
     if y == 0:
         return np.ones_like(x)
-    if _dt.is_integer(x.dtype) and y < 0:
-        raise ValueError("integer_pow of an integer array needs a non-negative exponent")
     if _dt.is_integer(x.dtype) or x.dtype == _dt.bool_:
         return np.power(x, y).astype(x.dtype)
-    return np.asarray(np.power(x, x.dtype.type(y)), dtype=x.dtype)
+    # Square-and-multiply with a rounding after every product, then one reciprocal
+    # for y < 0: the native backends' and XLA's arithmetic.  np.power rounds the
+    # exact power once, which differs in the last bits (0.1f**7) and overflows
+    # differently (x**-2 with x*x > max is 0 here, a subnormal there).
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        acc, base, k = None, x, abs(y)
+        while k:
+            if k & 1:
+                acc = base if acc is None else acc * base
+            k >>= 1
+            if k:
+                base = base * base
+        if y < 0:
+            acc = x.dtype.type(1) / acc
+    return np.asarray(acc, dtype=x.dtype)
+
+
+def _integer_pow_abstract(x: AbstractArray, *, y):
+    _check_dtype("integer_pow", x, _numeric)
+    if y < 0 and _dt.is_integer(x.dtype):
+        # checked here, not in the impl, so jit (whatever the size) rejects it too
+        raise TypeError(f"integer_pow: an integer array ({x.dtype.name}) cannot be raised to the "
+                        f"negative power {y}; convert it to a float dtype first "
+                        f"(lax.convert_element_type(x, 'float32'))")
+    return AbstractArray(x.shape, x.dtype, x.weak_type)
 
 
 integer_pow_p = Primitive("integer_pow")
-integer_pow_p.abstract_eval = _unary_abstract("integer_pow", _numeric)
+integer_pow_p.abstract_eval = _integer_pow_abstract
 integer_pow_p.impl = _exact(_integer_pow_impl)
 defvectorized(integer_pow_p)
 
