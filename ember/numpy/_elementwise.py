@@ -468,8 +468,10 @@ def pow(x1, x2, /, *, out=None):  # noqa: A001
         # With a concrete exponent only the bits it uses are needed (a short graph).
         ev = concrete_or_none(x2) if not hasattr(x2, "_trace") else None
         if ev is not None and np.size(ev):
-            ev = np.asarray(ev).astype(np.int64)
-            return _int_pow(a, b, int(np.abs(ev).max()).bit_length(), bool((ev < 0).any()))
+            ev = np.asarray(ev)
+            # Python ints: a uint64 exponent past 2**63 wrapped negative as int64
+            hi, lo = int(ev.max()), int(ev.min())
+            return _int_pow(a, b, max(hi, -lo).bit_length(), lo < 0)
         return _int_pow(a, b)
     raise _fail_dtype("pow", d, _NUMERIC)
 

@@ -454,3 +454,13 @@ def test_nanarg_all_nan_slice_is_minus_one_eager_jit_vmap(fn):
     assert ember.jit(lambda x: f(x, axis=1))(enp.asarray(a)).tolist() == [-1, 0, 1]
     assert ember.vmap(f)(enp.asarray(a)).tolist() == [-1, 0, 1]
     assert int(f(enp.asarray([3, 1]))) == (0 if fn == "nanargmax" else 1)
+
+
+def test_power_uint64_exponents_past_2_63():
+    # the exponent's bit length was read through int64, so 2**63 wrapped negative and
+    # its top bit was never multiplied in (x**(2**63) gave 1)
+    x = np.array([0, 2, 3, 1], np.uint64)
+    e = np.array([2**63, 2**63, 2**63 + 1, 2**64 - 1], np.uint64)
+    want = np.power(x, e).tolist()
+    assert enp.power(enp.asarray(x), enp.asarray(e)).tolist() == want
+    assert jit(enp.power)(enp.asarray(x), enp.asarray(e)).tolist() == want
