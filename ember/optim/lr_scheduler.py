@@ -128,41 +128,24 @@ class LRScheduler(abc.ABC):
         self.__dict__.update(state_dict)
 
 
-
-def _per_group_lambdas(optimizer, lr_lambda) -> list:
-    # one function for every group, or a list with one per group (PyTorch's rule)
-    n = len(optimizer.param_groups)
-    if isinstance(lr_lambda, (list, tuple)):
-        if len(lr_lambda) != n:
-            raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-        lambdas = list(lr_lambda)
-    else:
-        lambdas = [lr_lambda] * n
-    for f in lambdas:
-        if not callable(f):
-            raise TypeError(f"lr_lambda must be callable, got {type(f).__name__}")
-    return lambdas
-
-
-class LambdaLR(LRScheduler):
-    """`lr = initial_lr * lr_lambda(epoch)` (one function, or one per group).
-
-    Example:
-        >>> import ember.numpy as enp
-        >>> from ember.optim import SGD
-        >>> s = LambdaLR(SGD([enp.asarray(1.0)], lr=2.0), lambda e: 0.5 ** e)
-        >>> s.step(); s.get_last_lr()
-        [1.0]
-    """
+class _LambdaScheduler(LRScheduler):
+    """A scheduler driven by `lr_lambda`: one function for every group, or a list
+    with one per group (PyTorch's rule); callable objects' state is saved."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
+        n = len(optimizer.param_groups)
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n:
+                raise ValueError(f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        else:
+            self.lr_lambdas = [lr_lambda] * n
+        for f in self.lr_lambdas:
+            if not callable(f):
+                raise TypeError(f"lr_lambda must be callable, got {type(f).__name__}")
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
         """Attributes, with lr_lambdas saved only when they are callable objects (their
@@ -181,7 +164,22 @@ class LambdaLR(LRScheduler):
                 f.__dict__.update(saved)
 
 
-class MultiplicativeLR(LRScheduler):
+class LambdaLR(_LambdaScheduler):
+    """`lr = initial_lr * lr_lambda(epoch)` (one function, or one per group).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember.optim import SGD
+        >>> s = LambdaLR(SGD([enp.asarray(1.0)], lr=2.0), lambda e: 0.5 ** e)
+        >>> s.step(); s.get_last_lr()
+        [1.0]
+    """
+
+    def get_lr(self):
+        return [base_lr * lmbda(self.last_epoch) for lmbda, base_lr in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
     """Multiply lr by `lr_lambda(epoch)` every epoch (one function, or one per group),
     from epoch 1 on.
 
@@ -193,20 +191,11 @@ class MultiplicativeLR(LRScheduler):
         [0.25]
     """
 
-    def __init__(self, optimizer, lr_lambda, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        self.lr_lambdas = _per_group_lambdas(optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
-
     def get_lr(self):
         groups = self.optimizer.param_groups
         if self._is_initial:
             return [group["lr"] for group in groups]
         return [group["lr"] * f(self.last_epoch) for f, group in zip(self.lr_lambdas, groups)]
-
-    state_dict = LambdaLR.state_dict
-    load_state_dict = LambdaLR.load_state_dict
 
 
 def _is_function(f):

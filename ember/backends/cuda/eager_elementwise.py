@@ -158,13 +158,7 @@ def _integer_pow(xp, x, *, y):
     xf = x.astype(np.float32) if is_lowp(d) else x
     # the reference's (and the kernels') square-and-multiply, rounded per product
     with quiet(xp):
-        acc, base, k = None, xf, abs(y)
-        while k:
-            if k & 1:
-                acc = base if acc is None else acc * base
-            k >>= 1
-            if k:
-                base = base * base
+        acc = E.power_by_squaring(xf, abs(y))
         if y < 0:
             acc = xp.asarray(1, xf.dtype) / acc
         return xp.asarray(acc).astype(d)

@@ -245,16 +245,29 @@ def _integer_pow_impl(x, *, y):
     # exact power once, which differs in the last bits (0.1f**7) and overflows
     # differently (x**-2 with x*x > max is 0 here, a subnormal there).
     with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        acc, base, k = None, x, abs(y)
-        while k:
-            if k & 1:
-                acc = base if acc is None else acc * base
-            k >>= 1
-            if k:
-                base = base * base
+        acc = power_by_squaring(x, abs(y))
         if y < 0:
             acc = x.dtype.type(1) / acc
     return np.asarray(acc, dtype=x.dtype)
+
+
+def power_by_squaring(x, k: int):
+    """`x ** k` for an integer k >= 1 by square-and-multiply, each product rounded in
+    x's dtype: the order every backend uses (numpy or CuPy arrays alike).
+
+    Example:
+        >>> import numpy as np
+        >>> power_by_squaring(np.float32(3.0), 3)
+        np.float32(27.0)
+    """
+    acc, base = None, x
+    while k:
+        if k & 1:
+            acc = base if acc is None else acc * base
+        k >>= 1
+        if k:
+            base = base * base
+    return acc
 
 
 def _integer_pow_abstract(x: AbstractArray, *, y):
