@@ -20,13 +20,14 @@ from .sampling import *  # noqa: F401,F403
 from .ctc import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
+from .loss_margin import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 import importlib as _il  # noqa: E402
 
 # Several submodules share their name with a function they define (linear, conv, dropout,
 # ...), so the package attribute is the function; read the modules from importlib.
 __all__ = sorted({name for _m in ("activation", "linear", "conv", "pooling", "normalization",
-                                  "dropout", "embedding", "vision", "attention", "loss", "recurrent",
-                                  "sampling", "ctc")
+                                  "dropout", "embedding", "vision", "attention", "loss",
+                                  "loss_margin", "recurrent", "sampling", "ctc")
                   for name in _il.import_module(f"{__name__}.{_m}").__all__})
 del _il
