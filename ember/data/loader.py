@@ -46,6 +46,7 @@ from .samplers import BatchSampler, RandomSampler, SequentialSampler
 from .worker import (
     ExceptionWrapper,
     Reset,
+    StopFlag,
     WorkerConfig,
     WorkerDone,
     _worker_loop,
@@ -372,7 +373,7 @@ class _WorkerPool:
         # instead of each starting (and, on exit, "cleaning up") their own.
         resource_tracker.ensure_running()
         self.result_queue = ctx.Queue()
-        self.done_event = ctx.Event()
+        self.stop = StopFlag(ctx)
         try:
             for wid, seed in enumerate(seeds):
                 iq = ctx.Queue()
@@ -381,7 +382,7 @@ class _WorkerPool:
                 self.index_queues.append(iq)
                 w = ctx.Process(
                     target=_worker_loop,
-                    args=(cfg, wid, seed, iq, self.result_queue, self.done_event, self._owner),
+                    args=(cfg, wid, seed, iq, self.result_queue, self.stop, self._owner),
                     name=f"ember-data-worker-{wid}",
                     daemon=True,
                 )
@@ -411,7 +412,7 @@ class _WorkerPool:
             return
         self.closed = True
         try:
-            self.done_event.set()
+            self.stop.set()
             for q in self.index_queues:
                 try:
                     q.put(None)

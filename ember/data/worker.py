@@ -13,6 +13,7 @@ Nothing here imports the ember array core: workers collate with numpy.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import queue
 import random
@@ -31,6 +32,32 @@ __all__ = ["WorkerInfo", "get_worker_info", "ExceptionWrapper", "worker_seed"]
 
 # How often an idle worker checks whether its parent is still alive.
 _PARENT_POLL_S = 0.5
+
+
+class StopFlag:
+    """The pool's "shutting down" flag: one shared byte, read by workers, set by the main process.
+
+    Not a ``multiprocessing.Event``: an Event guards its flag with a lock that
+    every process shares, so a worker killed while holding it (SIGKILL lands
+    inside ``is_set``) blocks the main process's ``set`` forever, and with it
+    the loader's shutdown. A byte with a single writer needs no lock.
+
+    >>> import multiprocessing
+    >>> flag = StopFlag(multiprocessing.get_context())
+    >>> flag.is_set(), (flag.set(), flag.is_set())[1]
+    (False, True)
+    """
+
+    __slots__ = ("_byte",)
+
+    def __init__(self, ctx):
+        self._byte = ctx.RawValue(ctypes.c_bool, False)
+
+    def set(self) -> None:
+        self._byte.value = True
+
+    def is_set(self) -> bool:
+        return bool(self._byte.value)
 
 
 class WorkerInfo:
@@ -220,7 +247,7 @@ def _worker_loop(
     seed: int,
     index_queue,
     result_queue,
-    done_event,
+    stop: StopFlag,
     parent_pid: int,
 ) -> None:
     global _worker_info
@@ -254,7 +281,7 @@ def _worker_loop(
             continue
         if msg is None:
             break
-        if done_event.is_set():
+        if stop.is_set():
             continue  # shutting down; wait for the final None
         if isinstance(msg, Reset):
             _seed_process(msg.seed)
@@ -283,7 +310,7 @@ def _worker_loop(
         result_queue.put((gen, task_idx, out))
         del out
 
-    if done_event.is_set():
+    if stop.is_set():
         # Don't block exit flushing results nobody will read; the pool sweeps
         # any segments those results referred to.
         result_queue.cancel_join_thread()

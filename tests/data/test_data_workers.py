@@ -6,6 +6,8 @@ import gc
 import multiprocessing
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 
@@ -154,6 +156,56 @@ def test_worker_killed_from_outside_mid_epoch(clean):
             pass
     assert time.monotonic() - start < 10
     del it
+
+
+# A worker that dies at the worst moment: holding every lock of the pool it can
+# reach (queue locks, and an Event's lock if the pool had one). The main process
+# must still notice, raise and clean up; a lock shared with the main process
+# would hang it forever, so the scenario runs in its own process group.
+_DIES_HOLDING_EVERY_LOCK = r"""
+import gc, multiprocessing, os, signal, time
+from multiprocessing.synchronize import SemLock
+import numpy as np
+from ember.data import DataLoader, Dataset
+
+class GrabsEveryLockThenDies(Dataset):
+    def __len__(self):
+        return 64
+    def __getitem__(self, i):
+        if i == 9:
+            for obj in gc.get_objects():
+                if isinstance(obj, SemLock):
+                    obj.acquire(False)
+            os.kill(os.getpid(), signal.SIGKILL)
+        return np.float32(i)
+
+start = time.monotonic()
+try:
+    for _ in DataLoader(GrabsEveryLockThenDies(), batch_size=4, num_workers=2, timeout=30):
+        pass
+except RuntimeError as e:
+    print(e)
+print("seconds", time.monotonic() - start)
+print("children", len(multiprocessing.active_children()))
+"""
+
+
+def test_worker_dying_while_holding_locks_does_not_hang(tmp_path):
+    log = tmp_path / "log.txt"
+    with open(log, "w") as f:
+        p = subprocess.Popen([sys.executable, "-c", _DIES_HOLDING_EVERY_LOCK], stdout=f,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            pytest.fail("the DataLoader hung after its worker died holding a lock:\n" + log.read_text())
+    out = log.read_text()
+    assert p.returncode == 0, out
+    assert "exited unexpectedly with exit code -9 (killed by signal SIGKILL)" in out, out
+    lines = dict(line.split(" ", 1) for line in out.splitlines()[-2:])
+    assert float(lines["seconds"]) < 10 and lines["children"] == "0", out
 
 
 def test_timeout(clean):
