@@ -3,7 +3,8 @@
 Operands are (consts, init carry, xs); the body graph maps
 (consts, carry, x) -> (carry, y).  Reverse mode through scan works: partial
 evaluation splits the body into a known scan that also emits per-iteration
-residuals and a linear scan that the transpose runs backwards.
+residuals and a linear scan that the transpose runs backwards. Residuals that
+are the same every iteration are computed once, before the loop.
 
 Example:
     >>> import ember, ember.numpy as enp
@@ -14,9 +15,10 @@ Example:
 from __future__ import annotations
 
 
-from ...fx.core import Primitive, Zero, get_aval, is_undefined, tangent_aval, user_source
+from ...fx.core import Primitive, Zero, get_aval, is_undefined, set_current_trace, tangent_aval, user_source
 from ...fx.drivers import register_driver, scan_driver
-from ...fx.ir import Graph
+from ...fx.ir import ClosedGraph, Graph, Var, eval_graph
+from ...fx.passes.dce import dce
 from ...fx.prims.convert import convert_element_type
 from ...fx.prims.elementwise import add
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
@@ -141,6 +143,8 @@ def _scan_partial_eval(trace, args, params):
     kk = [v for v, u in zip(k, k_u) if not u]
     kx = [v for v, u in zip(x, x_u) if not u]
     n_kk = len(kk)
+    n_kky = n_kk + sum(not u for u in out_u[num_carry:])
+    kg, hoisted, res_invariant = _hoist_invariant_residuals(trace, kg, kextra + kc, n_kky)
     kouts = trace.forward_known(scan_p, kextra + kc + kk + kx,
                                 dict(body=kg, num_consts=len(kextra) + len(kc), num_carry=n_kk,
                                      length=length, reverse=reverse))
@@ -149,20 +153,61 @@ def _scan_partial_eval(trace, args, params):
     known_ys = kouts[n_kk:n_kk + n_ky]
     residuals = kouts[n_kk + n_ky:]
     # Unknown scan: ug takes (residuals, unknown consts, unknown carry, unknown xs);
-    # reorder to (unknown consts, unknown carry, residuals, unknown xs).
+    # reorder to (invariant residuals, unknown consts, unknown carry, per-iteration
+    # residuals, unknown xs): an invariant residual is a const of the unknown scan.
     uc = [v for v, u in zip(c, c_u) if u]
     uk = [instantiate(v) if not trace.is_unknown(v) else v for v, u in zip(k, k_u) if u]
     ux = [v for v, u in zip(x, x_u) if u]
     nuc, nuk = len(uc), len(uk)
-    perm = (list(range(nres, nres + nuc)) + list(range(nres + nuc, nres + nuc + nuk))
-            + list(range(nres)) + list(range(nres + nuc + nuk, len(ug.in_avals))))
+    inv = [i for i, f in enumerate(res_invariant) if f]
+    per_iter = [i for i, f in enumerate(res_invariant) if not f]
+    perm = (inv + list(range(nres, nres + nuc)) + list(range(nres + nuc, nres + nuc + nuk))
+            + per_iter + list(range(nres + nuc + nuk, len(ug.in_avals))))
     ug2 = consts_to_inputs(reorder_graph(ug, perm))[0]
-    atoms = [trace.to_atom(v) for v in uc + uk + list(residuals) + ux]
-    uouts = trace.stage(scan_p, atoms, dict(body=ug2, num_consts=nuc, num_carry=nuk,
+    atoms = [trace.to_atom(v) for v in list(hoisted) + uc + uk + list(residuals) + ux]
+    uouts = trace.stage(scan_p, atoms, dict(body=ug2, num_consts=len(inv) + nuc, num_carry=nuk,
                                             length=length, reverse=reverse))
     known_outs = list(known_carry) + list(known_ys)
     k_it, u_it = iter(known_outs), iter(uouts)
     return [next(u_it) if u else next(k_it) for u in out_u]
+
+
+def _loop_invariant(graph: Graph, n_consts: int) -> list:
+    """Per output of a scan body: whether it depends on the consts alone (the same
+    value every iteration). Effectful equations count as varying."""
+    varying = set(graph.inputs[n_consts:])
+    for eq in graph.equations:
+        if eq.prim.effectful or any(type(a) is Var and a in varying for a in eq.inputs):
+            varying.update(eq.outputs)
+    return [not (type(o) is Var and o in varying) for o in graph.outputs]
+
+
+def _hoist_invariant_residuals(trace, kg: ClosedGraph, const_vals, n_kept: int):
+    """Residuals of the known body that are the same every iteration (a weight the
+    backward pass reads, say) are computed once before the loop instead of stacked
+    per iteration: an RNN's (T, H, H) copies of its weight become one (H, H).
+
+    Returns the known body without those outputs, their values (on the parent
+    trace) and, per residual, whether it was hoisted.
+    """
+    g = kg.graph
+    invariant = _loop_invariant(g, len(const_vals))[n_kept:]
+    if not any(invariant):
+        return kg, [], invariant
+    res_outs = g.outputs[n_kept:]
+    lifted = [o for o, f in zip(res_outs, invariant) if f]
+    need = {o for o in lifted if type(o) is Var}
+    eqs = []
+    for eq in reversed(g.equations):       # the slice of the body the hoisted values need
+        if any(v in need for v in eq.outputs):
+            eqs.append(eq)
+            need.update(a for a in eq.inputs if type(a) is Var)
+    eqs.reverse()
+    pre = Graph([], g.inputs[:len(const_vals)], eqs, lifted)
+    with set_current_trace(trace.parent):
+        hoisted = eval_graph(pre, [], *const_vals)
+    kept = g.outputs[:n_kept] + [o for o, f in zip(res_outs, invariant) if not f]
+    return ClosedGraph(dce(Graph([], g.inputs, g.equations, kept)), []), hoisted, invariant
 
 
 def _scan_transpose(cts, *args, body, num_consts, num_carry, length, reverse):
