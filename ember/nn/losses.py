@@ -12,6 +12,7 @@ from collections import namedtuple
 
 from . import functional as F
 from .functional.loss import legacy_reduction
+from .functional.loss_linear import LinearCrossEntropyOptions
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -19,7 +20,8 @@ __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss",
            "HingeEmbeddingLoss", "SoftMarginLoss", "PoissonNLLLoss", "GaussianNLLLoss",
            "TripletMarginLoss", "CosineSimilarity", "CTCLoss", "MultiMarginLoss",
            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "TripletMarginWithDistanceLoss",
-           "PairwiseDistance", "AdaptiveLogSoftmaxWithLoss"]
+           "PairwiseDistance", "AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss",
+           "LinearCrossEntropyOptions"]
 
 
 class _Loss(Module):
@@ -115,6 +117,66 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of the logits of its own `linear` layer (in_features ->
+    num_classes x out_features), computed by `functional.linear_cross_entropy`
+    (in chunks when `options` is a `LinearCrossEntropyOptions`).  As in PyTorch the
+    layer's storage is flat, `linear.weight` (C * prod(out_features), in_features)
+    and `linear.bias` (C * prod(out_features),), reshaped in `forward`, so state
+    dicts are interchangeable with PyTorch's.  `ignore_index=None` means -100 for
+    class-index targets.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> m = LinearCrossEntropyLoss(5, 10, out_features=(4, 3), bias=True)
+        >>> m.linear.weight.shape, m.linear.bias.shape
+        ((120, 5), (120,))
+        >>> m(enp.ones((2, 5)), enp.zeros((2, 4, 3), dtype="int32")).shape
+        ()
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None, label_smoothing=0.0,
+                 options=None, key=None):
+        import math
+        from .layers import Linear
+        from .layers._common import check_sizes
+        name = type(self).__name__
+        check_sizes(name, in_features=in_features)
+        check_sizes(name, 1, num_classes=num_classes)
+        out_features = tuple(out_features)
+        check_sizes(name, 1, out_features=out_features)
+        if weight is not None and tuple(F._util.arr(weight).shape) != (num_classes,):
+            raise ValueError(f"{name}: weight must have shape ({num_classes},) (num_classes="
+                             f"{num_classes}), got {tuple(F._util.arr(weight).shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
+        if options is not None and not isinstance(options, LinearCrossEntropyOptions):
+            raise TypeError(f"{name}: options must be a LinearCrossEntropyOptions or None, got "
+                            f"{type(options).__name__}")
+        super().__init__(weight, reduction=reduction)
+        self.num_classes, self.out_features = int(num_classes), out_features
+        self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, options
+        self.linear = Linear(in_features, math.prod(out_features, start=int(num_classes)), bias=bias,
+                             device=device, dtype=dtype, key=key)
+
+    def forward(self, input, target):
+        import ember.numpy as enp
+        shape = (self.num_classes,) + self.out_features
+        b = self.linear.bias
+        return F.linear_cross_entropy(
+            input, enp.reshape(self.linear.weight, shape + (self.linear.in_features,)), target,
+            linear_bias=None if b is None else enp.reshape(b, shape), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction!r}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
 
 
 class NLLLoss(_WeightedLoss):

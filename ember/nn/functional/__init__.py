@@ -21,6 +21,7 @@ from .ctc import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .loss_margin import *  # noqa: F401,F403
+from .loss_linear import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 import importlib as _il  # noqa: E402
 
@@ -28,6 +29,6 @@ import importlib as _il  # noqa: E402
 # ...), so the package attribute is the function; read the modules from importlib.
 __all__ = sorted({name for _m in ("activation", "linear", "conv", "pooling", "normalization",
                                   "dropout", "embedding", "vision", "attention", "loss",
-                                  "loss_margin", "recurrent", "sampling", "ctc")
+                                  "loss_margin", "loss_linear", "recurrent", "sampling", "ctc")
                   for name in _il.import_module(f"{__name__}.{_m}").__all__})
 del _il

@@ -255,19 +255,40 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if weight is not None and arr(weight).shape != (C,):
         raise ValueError(f"nll_loss: weight must have shape ({C},), got {_shape_str(arr(weight).shape)}")
     _check_classes(t, C, "nll_loss", ignore_index)
+    valid, in_range, safe, w = _target_weights(t, weight, ignore_index, C, lp.dtype)
+    picked = e.squeeze(e.take_along_axis(lp, e.expand_dims(safe, -1), axis=-1), axis=-1)
+    loss = e.where(valid & ~in_range, np.nan, -picked * w)
+    if reduction == "mean":
+        return weighted_target_mean(loss, w)
+    return reduce_loss(loss, reduction, "nll_loss")
+
+
+def _target_weights(t, weight, ignore_index, C, dtype):
+    """For class indices t: (counted, in [0, C), t with the others set to 0, and each
+    target's class weight, 0 where ignored), as `nll_loss` weighs its targets."""
+    e = enp()
     valid = t != ignore_index
     in_range = (t >= 0) & (t < C)
     safe = e.where(valid & in_range, t, 0)
-    picked = e.squeeze(e.take_along_axis(lp, e.expand_dims(safe, -1), axis=-1), axis=-1)
-    w = e.take(arr(weight).astype(lp.dtype), safe) if weight is not None else e.ones_like(picked)
-    w = e.where(valid, w, 0.0)
-    loss = e.where(valid & ~in_range, np.nan, -picked * w)
-    if reduction == "mean":
-        # every target ignored: NaN (0 / 0) as in PyTorch, but with zero gradients
-        total = e.sum(e.astype(w, _dt.accumulation_dtype(lp.dtype)))
-        some = total > 0
-        return e.where(some, mean_of_sums(loss, e.where(some, total, 1.0)), np.nan).astype(lp.dtype)
-    return reduce_loss(loss, reduction, "nll_loss")
+    w = e.take(arr(weight).astype(dtype), safe) if weight is not None else e.ones(t.shape, dtype)
+    return valid, in_range, safe, e.where(valid, w, 0.0)
+
+
+def weighted_target_mean(loss, w):
+    """PyTorch's "mean" for class-index losses: sum(loss) / sum(w) over the targets'
+    class weights `w` (0 for ignored ones); with every target ignored NaN (0 / 0) as
+    in PyTorch, but with zero gradients.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> weighted_target_mean(enp.asarray([2.0, 0.0]), enp.asarray([0.5, 0.0])).item()
+        4.0
+    """
+    e = enp()
+    d = get_aval(loss).dtype
+    total = e.sum(e.astype(w, _dt.accumulation_dtype(d)))
+    some = total > 0
+    return e.where(some, mean_of_sums(loss, e.where(some, total, 1.0)), np.nan).astype(d)
 
 
 @full_precision
@@ -309,11 +330,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = -e.sum(lpl * w if w is not None else lpl, axis=-1)
         smooth = e.where(valid, smooth, 0.0)
         if reduction == "mean":
-            if w is not None:
-                denom = e.where(valid, e.take(w, e.where(valid, t, 0)), 0.0)
-            else:
-                denom = valid
-            sm = mean_of_sums(smooth, denom)
+            sm = mean_of_sums(smooth, _target_weights(t, w, ignore_index, C, lp.dtype)[3])
         else:
             sm = reduce_loss(smooth, reduction, "cross_entropy")
         return (1.0 - label_smoothing) * nll + sm * (label_smoothing / C)
