@@ -31,6 +31,46 @@ def dtype_of(x):
     return get_aval(x).dtype
 
 
+def param_like(p, x, name: str, op: str):
+    """A normalisation's `name` parameter (weight, bias, running statistics) in x's
+    dtype, as PyTorch's kernels need it: an array of another dtype raises TypeError,
+    except float32 parameters of a float16/bfloat16 input (mixed precision, which
+    PyTorch accepts and answers in the input's dtype).  A Python list or scalar
+    takes x's dtype.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> str(param_like(enp.ones(2), enp.ones(2, dtype="float16"), "weight", "layer_norm").dtype)
+        'float16'
+    """
+    from ...array import Array
+    from ...fx.core import Tracer
+    from ...fx.spelling import user_str
+    dx = dtype_of(x)
+    a = arr(p)
+    dp = dtype_of(a)
+    if isinstance(p, (Array, Tracer)) and dp != dx and not (
+            dp == np.dtype(np.float32) and dx.itemsize == 2 and _dt.is_inexact(dx)):
+        raise TypeError(f"{op}: {name} ({user_str(dp)}) must have the input's dtype "
+                        f"({user_str(dx)}); PyTorch raises here too (it accepts float32 {name} "
+                        f"only for a float16/bfloat16 input). Hint: {name}.astype('{user_str(dx)}'), "
+                        f"or module.to(dtype) to convert a layer's parameters")
+    return a if dp == dx else enp().astype(a, dx)
+
+
+def same_param_dtype(op: str, **params):
+    """TypeError when the array parameters given (e.g. weight=, bias=) differ in dtype,
+    which PyTorch's normalisation kernels refuse even where each alone would do."""
+    from ...array import Array
+    from ...fx.core import Tracer
+    from ...fx.spelling import user_str
+    given = {k: dtype_of(v) for k, v in params.items() if isinstance(v, (Array, Tracer))}
+    if len(set(given.values())) > 1:
+        spelled = ", ".join(f"{k} {user_str(d)}" for k, d in given.items())
+        raise TypeError(f"{op}: {' and '.join(given)} must have one dtype, got {spelled}; PyTorch "
+                        f"raises here too. Hint: convert them together, e.g. module.to(dtype)")
+
+
 def tuple_n(v, n: int, name: str) -> tuple:
     """An int or a sequence of n ints as an n-tuple of ints."""
     if isinstance(v, (int, np.integer)):
