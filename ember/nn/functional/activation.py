@@ -363,6 +363,8 @@ def softmax(x, dim=None, dtype=None):
     ax = _axis(x, dim, "softmax")
     if x.ndim == 0:
         return e.ones_like(x)
+    if x.size == 0:  # nothing to normalise: an empty result, as in PyTorch
+        return x
     m = stop_gradient(e.max(x, axis=ax, keepdims=True))
     m = e.where(e.isfinite(m), m, 0.0)
     z = e.exp(x - m)
@@ -385,6 +387,8 @@ def log_softmax(x, dim=None, dtype=None):
     ax = _axis(x, dim, "log_softmax")
     if x.ndim == 0:
         return e.zeros_like(x)
+    if x.size == 0:  # nothing to normalise: an empty result, as in PyTorch
+        return x
     m = stop_gradient(e.max(x, axis=ax, keepdims=True))
     m = e.where(e.isfinite(m), m, 0.0)
     s = x - m

@@ -84,14 +84,16 @@ def _require_float(a, name, op):
 
 
 def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=False,
-          float_target=False):
+          float_target=False, integers="raise"):
     """input and target as floats of one dtype and one shape.  `shapes` says what a
     shape mismatch does, as PyTorch does for `op`: "broadcast" silently, "warn"
     broadcasts with a UserWarning, "same" raises ValueError, "input" allows only a
     target that broadcasts to the input's shape.  `dtype` is the dtype PyTorch gives
     `op`: "promote" the promotion of the two (an integer never widens a float, so
-    float16 with int64 stays float16; two integers give float32), "input" the input's
-    dtype, "same" a TypeError unless both already have one floating dtype.
+    float16 with int64 stays float16), "input" the input's
+    dtype, "same" a TypeError unless both already have one floating dtype.  Two
+    integer arrays raise TypeError (PyTorch has no integer kernel), or with
+    `integers="float32"` give float32 (poisson_nll_loss, whose torch version is composite).
     `float_input` / `float_target`: a TypeError for an integer or bool one, where
     PyTorch refuses it."""
     e = enp()
@@ -105,12 +107,12 @@ def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=Fa
         raise TypeError(f"{op}: input ({_dtype_name(dx)}) and target ({_dtype_name(dt)}) must have "
                         f"the same dtype; PyTorch raises here too. Hint: "
                         f"target.astype('{_dtype_name(dx)}')")
-    if dtype == "input" and _dt.is_inexact(dx):
-        d = dx
-    else:
-        d = e.result_type(x, t)
-        if not _dt.is_inexact(d):
-            d = _dt.float32
+    if not (_dt.is_inexact(dx) or _dt.is_inexact(dt)) and integers != "float32":
+        raise TypeError(f"{op}: input ({_dtype_name(dx)}) and target ({_dtype_name(dt)}) are both "
+                        f"integers, which PyTorch rejects too. Hint: input.astype('float32')")
+    d = dx if dtype == "input" and _dt.is_inexact(dx) else e.result_type(x, t)
+    if not _dt.is_inexact(d):
+        d = _dt.float32
     x, t = e.astype(x, d), e.astype(t, d)
     if x.shape == t.shape:
         return x, t
@@ -541,7 +543,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "poisson_nll_loss")
+    x, t = _pair(input, target, "poisson_nll_loss", integers="float32")
     loss = e.exp(x) - t * x if log_input else x - t * e.log(x + eps)
     if full:
         st = t * e.log(e.where(t > 1, t, 1.0)) - t + 0.5 * e.log(2 * np.pi * e.where(t > 1, t, 1.0))
