@@ -323,6 +323,28 @@ def test_activation_dtypes_match_torch(name):
     check_all(getattr(F, name), getattr(TF, name), [np.zeros((0, 3))], [(d,) for d in FLOATS])
 
 
+INTS = [np.round(X3 * 3)]
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS + ["tanhshrink", "softsign"])
+def test_activation_integer_input_matches_torch(name):
+    # torch: most refuse integers (ember: TypeError), sigmoid/tanh give float32,
+    # relu/relu6/hardtanh keep int64
+    check_all(getattr(F, name), getattr(TF, name), INTS, [("int64",), ("int32",)])
+
+
+def test_threshold_glu_normalize_softmax_integer_input_matches_torch():
+    for fe, ft in ((lambda x: F.threshold(x, 0.1, 20.0), lambda x: TF.threshold(x, 0.1, 20.0)),
+                   (lambda x: F.glu(x, dim=-1), lambda x: TF.glu(x, dim=-1)),
+                   (F.normalize, TF.normalize),
+                   (lambda x: F.softmax(x, dim=1), lambda x: TF.softmax(x, dim=1)),
+                   (lambda x: F.log_softmax(x, dim=1), lambda x: TF.log_softmax(x, dim=1)),
+                   (lambda x: F.softmin(x, dim=1), lambda x: TF.softmin(x, dim=1)),
+                   (lambda x: F.softmax(x, dim=1, dtype="float64"),
+                    lambda x: TF.softmax(x, dim=1, dtype=torch.float64))):
+        check_all(fe, ft, INTS, [("int64",)])
+
+
 @pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
 def test_softmax_family_dtypes_match_torch(name):
     fe, ft = getattr(F, name), getattr(TF, name)

@@ -27,6 +27,29 @@ def float_arr(x):
     return x
 
 
+def float_input(x, op: str):
+    """x as an array that must already be floating point: TypeError, naming `op`, for
+    an integer or bool one where PyTorch has no integer kernel (gelu, softmax, ...);
+    `float_arr` instead promotes integers to float32, as torch's unary float functions
+    (sigmoid, tanh) do.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> float_input(enp.asarray([1, 2]), "gelu")
+        Traceback (most recent call last):
+        ...
+        TypeError: gelu: input must be a floating-point array (float16, bfloat16, float32 or float64), got int32; PyTorch raises here too. Hint: input.astype('float32')
+    """
+    from ...fx.spelling import user_str
+    x = arr(x)
+    d = dtype_of(x)
+    if not _dt.is_inexact(d):
+        raise TypeError(f"{op}: input must be a floating-point array (float16, bfloat16, float32 "
+                        f"or float64), got {user_str(d)}; PyTorch raises here too. Hint: "
+                        f"input.astype('float32')")
+    return x
+
+
 def dtype_of(x):
     return get_aval(x).dtype
 

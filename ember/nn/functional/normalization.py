@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ._util import arr, enp, float_arr, param_like, same_param_dtype
+from ._util import arr, enp, float_arr, float_input, param_like, same_param_dtype
 from ...amp._autocast import full_precision
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "normalize",
@@ -241,7 +241,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         [[0.6000000238418579, 0.800000011920929]]
     """
     e = enp()
-    x = float_arr(input)
+    x = float_input(input, "normalize")
     if p == float("inf"):
         norm = e.max(e.abs(x), axis=dim, keepdims=True)
     elif p == 1:
