@@ -374,6 +374,7 @@ NORMS = {
     "instance_norm": (lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
                       lambda x, w, b: TF.instance_norm(x, weight=w, bias=b), [X3, W3, B3]),
     "rms_norm": (lambda x, w: F.rms_norm(x, (4,), w), lambda x, w: TF.rms_norm(x, (4,), w), [X3, W4]),
+    "prelu": (F.prelu, TF.prelu, [X3, np.abs(W3)]),
 }
 
 

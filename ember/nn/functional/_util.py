@@ -54,12 +54,12 @@ def dtype_of(x):
     return get_aval(x).dtype
 
 
-def param_like(p, x, name: str, op: str):
+def param_like(p, x, name: str, op: str, mixed_half: bool = True):
     """A normalisation's `name` parameter (weight, bias, running statistics) in x's
     dtype, as PyTorch's kernels need it: an array of another dtype raises TypeError,
     except float32 parameters of a float16/bfloat16 input (mixed precision, which
-    PyTorch accepts and answers in the input's dtype).  A Python list or scalar
-    takes x's dtype.
+    PyTorch accepts and answers in the input's dtype; `mixed_half=False` refuses that
+    too, as torch's prelu does).  A Python list or scalar takes x's dtype.
 
     Example:
         >>> import ember.numpy as enp
@@ -72,12 +72,14 @@ def param_like(p, x, name: str, op: str):
     dx = dtype_of(x)
     a = arr(p)
     dp = dtype_of(a)
-    if isinstance(p, (Array, Tracer)) and dp != dx and not (
-            dp == np.dtype(np.float32) and dx.itemsize == 2 and _dt.is_inexact(dx)):
+    half_ok = mixed_half and dp == np.dtype(np.float32) and dx.itemsize == 2 and _dt.is_inexact(dx)
+    if isinstance(p, (Array, Tracer)) and dp != dx and not half_ok:
+        also = (f" (it accepts float32 {name} only for a float16/bfloat16 input)"
+                if mixed_half else "")
         raise TypeError(f"{op}: {name} ({user_str(dp)}) must have the input's dtype "
-                        f"({user_str(dx)}); PyTorch raises here too (it accepts float32 {name} "
-                        f"only for a float16/bfloat16 input). Hint: {name}.astype('{user_str(dx)}'), "
-                        f"or module.to(dtype) to convert a layer's parameters")
+                        f"({user_str(dx)}); PyTorch raises here too{also}. Hint: "
+                        f"{name}.astype('{user_str(dx)}'), or module.to(dtype) to convert a "
+                        f"layer's parameters")
     return a if dp == dx else enp().astype(a, dx)
 
 

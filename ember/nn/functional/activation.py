@@ -13,7 +13,7 @@ import math
 
 from ... import lax
 from ...transforms.misc import stop_gradient
-from ._util import arr, dtype_of, enp, float_arr, float_input
+from ._util import arr, dtype_of, enp, float_arr, float_input, param_like
 from ...amp._autocast import full_precision
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
@@ -338,8 +338,8 @@ def prelu(x, weight):
         >>> prelu(enp.asarray([[-1.0, 1.0]]), enp.asarray([0.5])).tolist()
         [[-0.5, 1.0]]
     """
-    x = float_arr(x)
-    w = arr(weight)
+    x = float_input(x, "prelu")
+    w = param_like(weight, x, "weight", "prelu", mixed_half=False)  # torch: no promotion
     if w.size > 1 and x.ndim >= 2:
         w = enp().reshape(w, (w.shape[0],) + (1,) * (x.ndim - 2))
     return enp().where(x > 0, x, w * x)
