@@ -196,7 +196,7 @@ def test_loss_dtypes_match_torch(name, reduction):
 
 # integer (and bool) arguments where torch wants floats, or accepts them
 INT_CASES = [("float32", "int64"), ("float16", "int64"), ("float64", "int32"), ("int64", "float32"),
-             ("int64", "int64")]
+             ("int64", "int64"), ("float32", "bool"), ("bool", "float32")]
 INT_LOSSES = ["mse_loss", "l1_loss", "huber_loss", "smooth_l1_loss", "binary_cross_entropy",
               "bce_with_logits", "kl_div", "poisson_nll_loss", "cross_entropy+probs",
               "soft_margin_loss", "hinge_embedding_loss", "multilabel_soft_margin_loss"]

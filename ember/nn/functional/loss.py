@@ -84,7 +84,7 @@ def _require_float(a, name, op):
 
 
 def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=False,
-          float_target=False, integers="raise"):
+          float_target=False, integers="raise", bools=True):
     """input and target as floats of one dtype and one shape.  `shapes` says what a
     shape mismatch does, as PyTorch does for `op`: "broadcast" silently, "warn"
     broadcasts with a UserWarning, "same" raises ValueError, "input" allows only a
@@ -95,7 +95,8 @@ def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=Fa
     integer arrays raise TypeError (PyTorch has no integer kernel), or with
     `integers="float32"` give float32 (poisson_nll_loss, whose torch version is composite).
     `float_input` / `float_target`: a TypeError for an integer or bool one, where
-    PyTorch refuses it."""
+    PyTorch refuses it; `bools=False`: a TypeError for a bool one (the losses whose
+    torch version subtracts the two, which torch refuses for bool)."""
     e = enp()
     x, t = arr(input), arr(target)
     if float_input or dtype == "same":
@@ -103,6 +104,10 @@ def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=Fa
     if float_target or dtype == "same":
         _require_float(t, "target", op)
     dx, dt = get_aval(x).dtype, get_aval(t).dtype
+    for name, d in (("input", dx), ("target", dt)):
+        if not bools and d == np.dtype(bool):
+            raise TypeError(f"{op}: {name} is bool, which PyTorch rejects here too (it subtracts "
+                            f"input and target). Hint: {name}.astype('float32')")
     if dtype == "same" and dx != dt:
         raise TypeError(f"{op}: input ({_dtype_name(dx)}) and target ({_dtype_name(dt)}) must have "
                         f"the same dtype; PyTorch raises here too. Hint: "
@@ -230,7 +235,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         2.0
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "l1_loss", "warn")
+    x, t = _pair(input, target, "l1_loss", "warn", bools=False)
     loss = enp().abs(x - t)
     if weight is not None:
         return _weighted_mean(_weighted(loss, weight, x, "l1_loss"), weight, reduction, "l1_loss")

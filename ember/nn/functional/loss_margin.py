@@ -322,7 +322,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "multilabel_soft_margin_loss", float_input=True)
+    x, t = _pair(input, target, "multilabel_soft_margin_loss", float_input=True, bools=False)
     loss = t * e.logaddexp(-x, 0.0) + (1.0 - t) * e.logaddexp(x, 0.0)
     if weight is not None:
         loss = _times_weight(loss, weight)  # a float64 weight makes the loss float64
