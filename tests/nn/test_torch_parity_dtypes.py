@@ -209,6 +209,16 @@ def test_loss_integer_arguments_match_torch(name):
     check_all(fe, ft, ints, INT_CASES, dict(reduction="mean"))
 
 
+@pytest.mark.parametrize("name", ["pairwise_distance", "cosine_similarity"])
+def test_distances_dtypes_match_torch(name):
+    fe, ft = getattr(F, name), getattr(TF, name)
+    check_all(fe, ft, [X, T], list(itertools.product(FLOATS, repeat=2)))
+    check_all(fe, ft, [np.round(X), np.round(T)], [("float32", "int64"), ("int64", "int64")])
+    if name == "cosine_similarity":   # torch refuses two integer arrays: the error says x1, x2
+        with pytest.raises(TypeError, match=r"x1 \(int64\) and x2 \(int64\)"):
+            fe(enp.asarray(np.ones((2, 3), np.int64)), enp.asarray(np.ones((2, 3), np.int64)))
+
+
 def test_class_weight_dtype_error_is_clear():
     x, y = enp.asarray(X.astype(np.float32)), enp.asarray(Y)
     w = enp.asarray(W.astype(np.float64))

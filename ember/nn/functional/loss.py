@@ -84,7 +84,7 @@ def _require_float(a, name, op):
 
 
 def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=False,
-          float_target=False, integers="raise", bools=True):
+          float_target=False, integers="raise", bools=True, names=("input", "target")):
     """input and target as floats of one dtype and one shape.  `shapes` says what a
     shape mismatch does, as PyTorch does for `op`: "broadcast" silently, "warn"
     broadcasts with a UserWarning, "same" raises ValueError, "input" allows only a
@@ -96,25 +96,27 @@ def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=Fa
     `integers="float32"` give float32 (poisson_nll_loss, whose torch version is composite).
     `float_input` / `float_target`: a TypeError for an integer or bool one, where
     PyTorch refuses it; `bools=False`: a TypeError for a bool one (the losses whose
-    torch version subtracts the two, which torch refuses for bool)."""
+    torch version subtracts the two, which torch refuses for bool).  `names`: the two
+    arguments as the errors call them (("x1", "x2") for the distances)."""
     e = enp()
     x, t = arr(input), arr(target)
+    nx, nt = names
     if float_input or dtype == "same":
-        _require_float(x, "input", op)
+        _require_float(x, nx, op)
     if float_target or dtype == "same":
-        _require_float(t, "target", op)
+        _require_float(t, nt, op)
     dx, dt = get_aval(x).dtype, get_aval(t).dtype
-    for name, d in (("input", dx), ("target", dt)):
+    for name, d in ((nx, dx), (nt, dt)):
         if not bools and d == np.dtype(bool):
             raise TypeError(f"{op}: {name} is bool, which PyTorch rejects here too (it subtracts "
                             f"input and target). Hint: {name}.astype('float32')")
     if dtype == "same" and dx != dt:
-        raise TypeError(f"{op}: input ({_dtype_name(dx)}) and target ({_dtype_name(dt)}) must have "
+        raise TypeError(f"{op}: {nx} ({_dtype_name(dx)}) and {nt} ({_dtype_name(dt)}) must have "
                         f"the same dtype; PyTorch raises here too. Hint: "
-                        f"target.astype('{_dtype_name(dx)}')")
+                        f"{nt}.astype('{_dtype_name(dx)}')")
     if not (_dt.is_inexact(dx) or _dt.is_inexact(dt)) and integers != "float32":
-        raise TypeError(f"{op}: input ({_dtype_name(dx)}) and target ({_dtype_name(dt)}) are both "
-                        f"integers, which PyTorch rejects too. Hint: input.astype('float32')")
+        raise TypeError(f"{op}: {nx} ({_dtype_name(dx)}) and {nt} ({_dtype_name(dt)}) are both "
+                        f"integers, which PyTorch rejects too. Hint: {nx}.astype('float32')")
     d = dx if dtype == "input" and _dt.is_inexact(dx) else e.result_type(x, t)
     if not _dt.is_inexact(d):
         d = _dt.float32

@@ -35,7 +35,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         [1.0]
     """
     e = enp()
-    a, b = _pair(x1, x2, "cosine_similarity")
+    a, b = _pair(x1, x2, "cosine_similarity", names=("x1", "x2"))
     # the clamp acts on the squared norm so that a zero vector's sqrt is never
     # differentiated (its infinite derivative would turn the gradient into NaN)
     s1 = e.sum(a * a, axis=dim, keepdims=True)
@@ -168,7 +168,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         5.0
     """
     e = enp()
-    a, b = _pair(x1, x2, "pairwise_distance")
+    a, b = _pair(x1, x2, "pairwise_distance", integers="float32", names=("x1", "x2"))
     d = e.abs(a - b + eps)
     if p == float("inf"):
         out = e.max(d, axis=-1, keepdims=keepdim)
