@@ -27,8 +27,73 @@ def float_arr(x):
     return x
 
 
+def float_input(x, op: str):
+    """x as an array that must already be floating point: TypeError, naming `op`, for
+    an integer or bool one where PyTorch has no integer kernel (gelu, softmax, ...);
+    `float_arr` instead promotes integers to float32, as torch's unary float functions
+    (sigmoid, tanh) do.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> float_input(enp.asarray([1, 2]), "gelu")
+        Traceback (most recent call last):
+        ...
+        TypeError: gelu: input must be a floating-point array (float16, bfloat16, float32 or float64), got int32; PyTorch raises here too. Hint: input.astype('float32')
+    """
+    from ...fx.spelling import user_str
+    x = arr(x)
+    d = dtype_of(x)
+    if not _dt.is_inexact(d):
+        raise TypeError(f"{op}: input must be a floating-point array (float16, bfloat16, float32 "
+                        f"or float64), got {user_str(d)}; PyTorch raises here too. Hint: "
+                        f"input.astype('float32')")
+    return x
+
+
 def dtype_of(x):
     return get_aval(x).dtype
+
+
+def param_like(p, x, name: str, op: str, mixed_half: bool = True):
+    """A normalisation's `name` parameter (weight, bias, running statistics) in x's
+    dtype, as PyTorch's kernels need it: an array of another dtype raises TypeError,
+    except float32 parameters of a float16/bfloat16 input (mixed precision, which
+    PyTorch accepts and answers in the input's dtype; `mixed_half=False` refuses that
+    too, as torch's prelu does).  A Python list or scalar takes x's dtype.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> str(param_like(enp.ones(2), enp.ones(2, dtype="float16"), "weight", "layer_norm").dtype)
+        'float16'
+    """
+    from ...array import Array
+    from ...fx.core import Tracer
+    from ...fx.spelling import user_str
+    dx = dtype_of(x)
+    a = arr(p)
+    dp = dtype_of(a)
+    half_ok = mixed_half and dp == np.dtype(np.float32) and dx.itemsize == 2 and _dt.is_inexact(dx)
+    if isinstance(p, (Array, Tracer)) and dp != dx and not half_ok:
+        also = (f" (it accepts float32 {name} only for a float16/bfloat16 input)"
+                if mixed_half else "")
+        raise TypeError(f"{op}: {name} ({user_str(dp)}) must have the input's dtype "
+                        f"({user_str(dx)}); PyTorch raises here too{also}. Hint: "
+                        f"{name}.astype('{user_str(dx)}'), or module.to(dtype) to convert a "
+                        f"layer's parameters")
+    return a if dp == dx else enp().astype(a, dx)
+
+
+def same_param_dtype(op: str, **params):
+    """TypeError when the array parameters given (e.g. weight=, bias=) differ in dtype,
+    which PyTorch's normalisation kernels refuse even where each alone would do."""
+    from ...array import Array
+    from ...fx.core import Tracer
+    from ...fx.spelling import user_str
+    given = {k: dtype_of(v) for k, v in params.items() if isinstance(v, (Array, Tracer))}
+    if len(set(given.values())) > 1:
+        spelled = ", ".join(f"{k} {user_str(d)}" for k, d in given.items())
+        raise TypeError(f"{op}: {' and '.join(given)} must have one dtype, got {spelled}; PyTorch "
+                        f"raises here too. Hint: convert them together, e.g. module.to(dtype)")
 
 
 def tuple_n(v, n: int, name: str) -> tuple:

@@ -13,13 +13,19 @@ import math
 
 from ... import lax
 from ...transforms.misc import stop_gradient
-from ._util import arr, dtype_of, enp, float_arr
+from ._util import arr, dtype_of, enp, float_arr, float_input, param_like
 from ...amp._autocast import full_precision
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
            "sigmoid", "tanh", "softplus", "softsign", "mish", "hardswish", "hardsigmoid",
            "hardtanh", "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "threshold",
            "glu", "prelu", "softmax", "log_softmax", "softmin", "logsumexp"]
+
+
+def _keep_dtype(out, x):
+    """out in x's dtype: PyTorch's clamping activations (hardtanh, relu6, threshold)
+    keep an integer input's dtype, where a float bound would promote it here."""
+    return out if dtype_of(out) == dtype_of(x) else enp().astype(out, dtype_of(x))
 
 
 def relu(x, inplace: bool = False):
@@ -56,7 +62,7 @@ def leaky_relu(x, negative_slope: float = 0.01, inplace: bool = False):
         >>> leaky_relu(enp.asarray([-1.0, 1.0]), 0.1).tolist()
         [-0.10000000149011612, 1.0]
     """
-    x = float_arr(x)
+    x = float_input(x, "leaky_relu")
     return enp().where(x > 0, x, x * negative_slope)
 
 
@@ -76,7 +82,7 @@ def elu(x, alpha: float = 1.0, inplace: bool = False):
         >>> elu(enp.asarray([0.0, 1.0])).tolist()
         [0.0, 1.0]
     """
-    x = float_arr(x)
+    x = float_input(x, "elu")
     e = enp()
     return e.where(x > 0, x, alpha * e.expm1(_nonpositive(x)))
 
@@ -101,7 +107,7 @@ def celu(x, alpha: float = 1.0, inplace: bool = False):
         >>> celu(enp.asarray(2.0)).item()
         2.0
     """
-    x = float_arr(x)
+    x = float_input(x, "celu")
     e = enp()
     return e.where(x > 0, x, alpha * e.expm1(_nonpositive(x) / alpha))
 
@@ -115,7 +121,7 @@ def gelu(x, approximate: str = "none"):
         >>> round(gelu(enp.asarray(1.0)).item(), 4)
         0.8413
     """
-    x = float_arr(x)
+    x = float_input(x, "gelu")
     e = enp()
     if approximate == "tanh":
         c = math.sqrt(2.0 / math.pi)
@@ -134,7 +140,7 @@ def silu(x, inplace: bool = False):
         >>> silu(enp.asarray(0.0)).item()
         0.0
     """
-    x = float_arr(x)
+    x = float_input(x, "silu")
     return x * sigmoid(x)
 
 
@@ -171,7 +177,7 @@ def softplus(x, beta: float = 1.0, threshold: float = 20.0):
         >>> round(softplus(enp.asarray(0.0)).item(), 4)
         0.6931
     """
-    x = float_arr(x)
+    x = float_input(x, "softplus")
     e = enp()
     bx = x * beta
     soft = e.logaddexp(bx, 0.0) / beta
@@ -198,7 +204,7 @@ def mish(x, inplace: bool = False):
         >>> mish(enp.asarray(0.0)).item()
         0.0
     """
-    x = float_arr(x)
+    x = float_input(x, "mish")
     return x * enp().tanh(softplus(x))
 
 
@@ -210,7 +216,7 @@ def hardsigmoid(x, inplace: bool = False):
         >>> hardsigmoid(enp.asarray(0.0)).item()
         0.5
     """
-    x = float_arr(x)
+    x = float_input(x, "hardsigmoid")
     return relu6(x + 3.0) / 6.0
 
 
@@ -222,7 +228,7 @@ def hardswish(x, inplace: bool = False):
         >>> hardswish(enp.asarray(3.0)).item()
         3.0
     """
-    x = float_arr(x)
+    x = float_input(x, "hardswish")
     return x * hardsigmoid(x)
 
 
@@ -238,10 +244,11 @@ def hardtanh(x, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = Fal
     if isinstance(min_val, (int, float)) and isinstance(max_val, (int, float)) and min_val > max_val:
         raise ValueError(f"hardtanh: min_val cannot be greater than max_val, got min_val={min_val} "
                          f"and max_val={max_val}")
-    x = float_arr(x)
+    x = arr(x)
     e = enp()
     # two `where`s, not minimum/maximum: those give 0.5 at a bound (a tie), PyTorch 0
-    return e.where(x <= min_val, min_val, e.where(x >= max_val, max_val, x))
+    out = e.where(x <= min_val, min_val, e.where(x >= max_val, max_val, x))
+    return _keep_dtype(out, x)
 
 
 def logsigmoid(x):
@@ -252,7 +259,7 @@ def logsigmoid(x):
         >>> round(logsigmoid(enp.asarray(0.0)).item(), 4)
         -0.6931
     """
-    x = float_arr(x)
+    x = float_input(x, "logsigmoid")
     return -enp().logaddexp(-x, 0.0)
 
 
@@ -276,7 +283,7 @@ def softshrink(x, lambd: float = 0.5):
         >>> softshrink(enp.asarray([1.0, 0.2])).tolist()
         [0.5, 0.0]
     """
-    x = float_arr(x)
+    x = float_input(x, "softshrink")
     e = enp()
     return e.where(x > lambd, x - lambd, e.where(x < -lambd, x + lambd, 0.0))
 
@@ -289,7 +296,7 @@ def hardshrink(x, lambd: float = 0.5):
         >>> hardshrink(enp.asarray([1.0, 0.2])).tolist()
         [1.0, 0.0]
     """
-    x = float_arr(x)
+    x = float_input(x, "hardshrink")
     e = enp()
     return e.where(e.abs(x) > lambd, x, 0.0)
 
@@ -303,7 +310,7 @@ def threshold(x, threshold: float, value: float, inplace: bool = False):
         [-1.0, 3.0]
     """
     x = arr(x)
-    return enp().where(x > threshold, x, value)
+    return _keep_dtype(enp().where(x > threshold, x, value), x)
 
 
 def glu(x, dim: int = -1):
@@ -314,7 +321,7 @@ def glu(x, dim: int = -1):
         >>> glu(enp.asarray([2.0, 0.0])).tolist()
         [1.0]
     """
-    x = float_arr(x)
+    x = float_input(x, "glu")
     n = x.shape[dim]
     if n % 2:
         raise ValueError(f"glu: dimension {dim} must have an even size, got {n}")
@@ -331,8 +338,8 @@ def prelu(x, weight):
         >>> prelu(enp.asarray([[-1.0, 1.0]]), enp.asarray([0.5])).tolist()
         [[-0.5, 1.0]]
     """
-    x = float_arr(x)
-    w = arr(weight)
+    x = float_input(x, "prelu")
+    w = param_like(weight, x, "weight", "prelu", mixed_half=False)  # torch: no promotion
     if w.size > 1 and x.ndim >= 2:
         w = enp().reshape(w, (w.shape[0],) + (1,) * (x.ndim - 2))
     return enp().where(x > 0, x, w * x)
@@ -356,13 +363,14 @@ def softmax(x, dim=None, dtype=None):
         >>> softmax(enp.asarray([0.0, 0.0]), dim=0).tolist()
         [0.5, 0.5]
     """
-    x = float_arr(x)
     e = enp()
-    if dtype is not None:
-        x = e.astype(x, dtype)
+    # an integer input needs dtype= (torch casts to it first), as in PyTorch
+    x = float_input(x, "softmax") if dtype is None else e.astype(arr(x), dtype)
     ax = _axis(x, dim, "softmax")
     if x.ndim == 0:
         return e.ones_like(x)
+    if x.size == 0:  # nothing to normalise: an empty result, as in PyTorch
+        return x
     m = stop_gradient(e.max(x, axis=ax, keepdims=True))
     m = e.where(e.isfinite(m), m, 0.0)
     z = e.exp(x - m)
@@ -378,13 +386,14 @@ def log_softmax(x, dim=None, dtype=None):
         >>> [round(v, 4) for v in log_softmax(enp.asarray([0.0, 0.0]), dim=0).tolist()]
         [-0.6931, -0.6931]
     """
-    x = float_arr(x)
     e = enp()
-    if dtype is not None:
-        x = e.astype(x, dtype)
+    # an integer input needs dtype= (torch casts to it first), as in PyTorch
+    x = float_input(x, "log_softmax") if dtype is None else e.astype(arr(x), dtype)
     ax = _axis(x, dim, "log_softmax")
     if x.ndim == 0:
         return e.zeros_like(x)
+    if x.size == 0:  # nothing to normalise: an empty result, as in PyTorch
+        return x
     m = stop_gradient(e.max(x, axis=ax, keepdims=True))
     m = e.where(e.isfinite(m), m, 0.0)
     s = x - m
@@ -399,7 +408,8 @@ def softmin(x, dim=None, dtype=None):
         >>> softmin(enp.asarray([0.0, 0.0]), dim=0).tolist()
         [0.5, 0.5]
     """
-    return softmax(-float_arr(x), dim, dtype)
+    x = float_input(x, "softmin") if dtype is None else enp().astype(arr(x), dtype)
+    return softmax(-x, dim)
 
 
 @full_precision

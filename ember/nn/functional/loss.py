@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
-from ...fx.core import get_aval
+from ...array import Array
+from ...fx.core import Tracer, get_aval
 from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
 from .activation import log_softmax
 from ...amp._autocast import full_precision
@@ -69,14 +70,56 @@ def _concrete(x):
     return concrete_or_none(x)
 
 
-def _pair(input, target, op, shapes="broadcast"):
+def _dtype_name(d):
+    return user_str(np.dtype(d))
+
+
+def _require_float(a, name, op):
+    """TypeError, naming the argument, where PyTorch refuses a non-float `name`."""
+    d = get_aval(a).dtype
+    if not _dt.is_inexact(d):
+        raise TypeError(f"{op}: {name} must be a floating-point array (float16, bfloat16, "
+                        f"float32 or float64), got {_dtype_name(d)}, which PyTorch rejects too. "
+                        f"Hint: {name}.astype('float32')")
+
+
+def _pair(input, target, op, shapes="broadcast", dtype="promote", float_input=False,
+          float_target=False, integers="raise", bools=True, names=("input", "target")):
     """input and target as floats of one dtype and one shape.  `shapes` says what a
     shape mismatch does, as PyTorch does for `op`: "broadcast" silently, "warn"
     broadcasts with a UserWarning, "same" raises ValueError, "input" allows only a
-    target that broadcasts to the input's shape."""
+    target that broadcasts to the input's shape.  `dtype` is the dtype PyTorch gives
+    `op`: "promote" the promotion of the two (an integer never widens a float, so
+    float16 with int64 stays float16), "input" the input's
+    dtype, "same" a TypeError unless both already have one floating dtype.  Two
+    integer arrays raise TypeError (PyTorch has no integer kernel), or with
+    `integers="float32"` give float32 (poisson_nll_loss, whose torch version is composite).
+    `float_input` / `float_target`: a TypeError for an integer or bool one, where
+    PyTorch refuses it; `bools=False`: a TypeError for a bool one (the losses whose
+    torch version subtracts the two, which torch refuses for bool).  `names`: the two
+    arguments as the errors call them (("x1", "x2") for the distances)."""
     e = enp()
-    x, t = float_arr(input), float_arr(target)
-    d = e.result_type(x, t)
+    x, t = arr(input), arr(target)
+    nx, nt = names
+    if float_input or dtype == "same":
+        _require_float(x, nx, op)
+    if float_target or dtype == "same":
+        _require_float(t, nt, op)
+    dx, dt = get_aval(x).dtype, get_aval(t).dtype
+    for name, d in ((nx, dx), (nt, dt)):
+        if not bools and d == np.dtype(bool):
+            raise TypeError(f"{op}: {name} is bool, which PyTorch rejects here too (it subtracts "
+                            f"input and target). Hint: {name}.astype('float32')")
+    if dtype == "same" and dx != dt:
+        raise TypeError(f"{op}: {nx} ({_dtype_name(dx)}) and {nt} ({_dtype_name(dt)}) must have "
+                        f"the same dtype; PyTorch raises here too. Hint: "
+                        f"{nt}.astype('{_dtype_name(dx)}')")
+    if not (_dt.is_inexact(dx) or _dt.is_inexact(dt)) and integers != "float32":
+        raise TypeError(f"{op}: {nx} ({_dtype_name(dx)}) and {nt} ({_dtype_name(dt)}) are both "
+                        f"integers, which PyTorch rejects too. Hint: {nx}.astype('float32')")
+    d = dx if dtype == "input" and _dt.is_inexact(dx) else e.result_type(x, t)
+    if not _dt.is_inexact(d):
+        d = _dt.float32
     x, t = e.astype(x, d), e.astype(t, d)
     if x.shape == t.shape:
         return x, t
@@ -118,6 +161,36 @@ def _weighted(loss, weight, x, op):
         raise ValueError(f"{op}: weight must have the input's shape {_shape_str(x.shape)}, got "
                          f"{_shape_str(w.shape)}")
     return loss * w.astype(loss.dtype)
+
+
+def _is_array(v):
+    """v is an ember array (or traced one), whose dtype PyTorch would check; a Python
+    list or scalar has no dtype of its own and takes the input's."""
+    return isinstance(v, (Array, Tracer))
+
+
+def _class_weight(weight, C, dtype, op):
+    """The per-class `weight` (C,) in `dtype`, the input's: PyTorch's class-index
+    losses (nll_loss, cross_entropy with indices, multi_margin_loss) raise when an
+    array weight has another dtype, so this raises TypeError too."""
+    w = arr(weight)
+    if tuple(w.shape) != (C,):
+        raise ValueError(f"{op}: weight must have shape ({C},), got {_shape_str(w.shape)}")
+    wd = get_aval(w).dtype
+    if _is_array(weight) and wd != np.dtype(dtype):
+        raise TypeError(f"{op}: weight ({_dtype_name(wd)}) must have the input's dtype "
+                        f"({_dtype_name(dtype)}); PyTorch raises here too. Hint: "
+                        f"weight.astype('{_dtype_name(dtype)}')")
+    return w.astype(dtype)
+
+
+def _times_weight(loss, weight):
+    """loss * weight with PyTorch's promotion (a float64 weight makes a float32 loss
+    float64); a weight that is not an array takes the loss's dtype."""
+    w = arr(weight)
+    if not _is_array(weight) or not _dt.is_inexact(get_aval(w).dtype):
+        w = w.astype(loss.dtype)
+    return loss * w
 
 
 def _check_classes(t, C, op, ignore_index=None, lowest=0):
@@ -164,7 +237,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         2.0
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "l1_loss", "warn")
+    x, t = _pair(input, target, "l1_loss", "warn", bools=False)
     loss = enp().abs(x - t)
     if weight is not None:
         return _weighted_mean(_weighted(loss, weight, x, "l1_loss"), weight, reduction, "l1_loss")
@@ -191,7 +264,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     e = enp()
     if not delta > 0:
         raise ValueError(f"huber_loss: delta must be positive, got delta={delta}")
-    x, t = _pair(input, target, "huber_loss", "warn")
+    x, t = _pair(input, target, "huber_loss", "warn", dtype="input", float_input=True)
     d = e.abs(x - t)
     loss = e.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
     if weight is not None:
@@ -252,8 +325,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"nll_loss: target shape {t.shape} does not match input shape "
                          f"{float_arr(input).shape}")
     C = lp.shape[-1]
-    if weight is not None and arr(weight).shape != (C,):
-        raise ValueError(f"nll_loss: weight must have shape ({C},), got {_shape_str(arr(weight).shape)}")
+    if weight is not None:
+        weight = _class_weight(weight, C, lp.dtype, "nll_loss")
     _check_classes(t, C, "nll_loss", ignore_index)
     valid, in_range, safe, w = _target_weights(t, weight, ignore_index, C, lp.dtype)
     picked = e.squeeze(e.take_along_axis(lp, e.expand_dims(safe, -1), axis=-1), axis=-1)
@@ -311,17 +384,16 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x = float_arr(input)
+    x = arr(input)
+    _require_float(x, "input", "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     cdim = 0 if x.ndim == 1 else 1
     C = x.shape[cdim]
     lp = log_softmax(x, dim=cdim)
     t = arr(target)
-    w = arr(weight).astype(lp.dtype) if weight is not None else None
-    if w is not None and w.shape != (C,):
-        raise ValueError(f"cross_entropy: weight must have shape ({C},), got {w.shape}")
     if _dt.is_integer(get_aval(t).dtype):
+        w = _class_weight(weight, C, lp.dtype, "cross_entropy") if weight is not None else None
         nll = nll_loss(lp, t, w, ignore_index=ignore_index, reduction=reduction)
         if label_smoothing == 0.0:
             return nll
@@ -341,7 +413,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                          f"PyTorch rejects it too. Hint: pass integer class indices to use "
                          f"ignore_index, or zero the probability rows to leave out (they still "
                          f"count in the 'mean')")
-    t = e.astype(t, lp.dtype)
+    # probability targets: PyTorch promotes input, target and weight to one dtype
+    _require_float(t, "target", "cross_entropy")
+    w = arr(weight) if weight is not None else None
+    if w is not None and tuple(w.shape) != (C,):
+        raise ValueError(f"cross_entropy: weight must have shape ({C},), got {_shape_str(w.shape)}")
+    d = e.result_type(lp, t, w) if w is not None and _is_array(weight) else e.result_type(lp, t)
+    lp, t = e.astype(lp, d), e.astype(t, d)
+    w = e.astype(w, d) if w is not None else None
     if t.shape != x.shape:
         raise ValueError(f"cross_entropy: probability targets must have the input's shape {x.shape}, "
                          f"got {t.shape}")
@@ -407,10 +486,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         0.6931
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
-    p, t = _pair(input, target, "binary_cross_entropy", "same")
+    p, t = _pair(input, target, "binary_cross_entropy", "same", dtype="same")
     loss = _bce(p, t)
     if weight is not None:
-        loss = loss * arr(weight)
+        # PyTorch multiplies in place: the loss keeps the input's dtype
+        loss = loss * arr(weight).astype(loss.dtype)
     return reduce_loss(loss, reduction, "binary_cross_entropy")
 
 
@@ -429,7 +509,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "binary_cross_entropy_with_logits", "same")
+    op = "binary_cross_entropy_with_logits"
+    x, t = _pair(input, target, op, "same", float_input=True, float_target=True)
+    # PyTorch's loss has the target's dtype (its first step is in place on 1 - target),
+    # whatever the dtypes of input, weight and pos_weight
+    out = get_aval(arr(target)).dtype
     sp = e.logaddexp(-x, 0.0)  # softplus(-x) = -log(sigmoid(x))
     if pos_weight is not None:
         lw = 1.0 + (arr(pos_weight).astype(x.dtype) - 1.0) * t
@@ -437,8 +521,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     else:
         loss = (1.0 - t) * x + sp
     if weight is not None:
-        loss = loss * arr(weight)
-    return reduce_loss(loss, reduction, "binary_cross_entropy_with_logits")
+        loss = loss * arr(weight).astype(loss.dtype)
+    return e.astype(reduce_loss(loss, reduction, op), out)
 
 
 @full_precision
@@ -459,7 +543,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"kl_div: {reduction!r} is not a valid value for reduction (use 'none', "
                          f"'batchmean', 'sum' or 'mean')")
-    x, t = _pair(input, target, "kl_div")
+    x, t = _pair(input, target, "kl_div", float_input=True, float_target=True)
     if log_target:
         loss = e.exp(t) * (t - x)
     else:
@@ -483,7 +567,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "poisson_nll_loss")
+    x, t = _pair(input, target, "poisson_nll_loss", integers="float32")
     loss = e.exp(x) - t * x if log_input else x - t * e.log(x + eps)
     if full:
         st = t * e.log(e.where(t > 1, t, 1.0)) - t + 0.5 * e.log(2 * np.pi * e.where(t > 1, t, 1.0))
@@ -519,7 +603,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if isinstance(var, (int, float)) and not isinstance(var, bool):
         v = e.full(xin.shape, float(var), dtype=x.dtype)
     else:
-        v = float_arr(var).astype(x.dtype)
+        # PyTorch promotes input, target and var to one dtype
+        v = arr(var)
+        d = e.result_type(x, v) if _is_array(var) else x.dtype
+        x, t, v = e.astype(x, d), e.astype(t, d), e.astype(v, d)
     if tuple(v.shape) != tuple(xin.shape):
         if tuple(v.shape) == tuple(xin.shape[:-1]):
             v = e.expand_dims(v, -1)

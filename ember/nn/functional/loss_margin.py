@@ -16,7 +16,8 @@ from ...amp._autocast import full_precision
 from ...fx.core import get_aval
 from ...fx.spelling import user_str
 from ._util import arr, enp, float_arr, reduce_loss
-from .loss import _check_classes, _clamp0, _hinge0, _pair, _shape_str, legacy_reduction
+from .loss import (_check_classes, _clamp0, _class_weight, _hinge0, _pair, _shape_str,
+                   _times_weight, legacy_reduction)
 
 __all__ = ["cosine_embedding_loss", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss",
            "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
@@ -34,7 +35,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         [1.0]
     """
     e = enp()
-    a, b = _pair(x1, x2, "cosine_similarity")
+    a, b = _pair(x1, x2, "cosine_similarity", names=("x1", "x2"))
     # the clamp acts on the squared norm so that a zero vector's sqrt is never
     # differentiated (its infinite derivative would turn the gradient into NaN)
     s1 = e.sum(a * a, axis=dim, keepdims=True)
@@ -108,7 +109,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
     # PyTorch broadcasts input and target here (no check, no warning)
-    x, y = _pair(input, target, "hinge_embedding_loss")
+    x, y = _pair(input, target, "hinge_embedding_loss", dtype="input", float_input=True)
     loss = e.where(y != -1, x, 0.0) + e.where(y != 1, _clamp0(margin - x), 0.0)
     return reduce_loss(loss, reduction, "hinge_embedding_loss")
 
@@ -122,7 +123,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         0.6931
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, y = _pair(input, target, "soft_margin_loss", "input")
+    x, y = _pair(input, target, "soft_margin_loss", "input", dtype="input", float_input=True)
     return reduce_loss(enp().logaddexp(-y * x, 0.0), reduction, "soft_margin_loss")
 
 
@@ -167,7 +168,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         5.0
     """
     e = enp()
-    a, b = _pair(x1, x2, "pairwise_distance")
+    a, b = _pair(x1, x2, "pairwise_distance", integers="float32", names=("x1", "x2"))
     d = e.abs(a - b + eps)
     if p == float("inf"):
         out = e.max(d, axis=-1, keepdims=keepdim)
@@ -255,9 +256,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if p == 2:
         h = h * h
     if weight is not None:
-        w = float_arr(weight).astype(x2.dtype)
-        if w.shape != (C,):
-            raise ValueError(f"multi_margin_loss: weight must have shape ({C},), got {_shape_str(w.shape)}")
+        w = _class_weight(weight, C, x2.dtype, "multi_margin_loss")
         h = h * e.take(w, safe)[:, None]
     others = e.arange(C)[None, :] != safe[:, None]
     loss = e.sum(e.where(others, h, 0.0), axis=1) / C
@@ -323,9 +322,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """
     e = enp()
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, t = _pair(input, target, "multilabel_soft_margin_loss")
+    x, t = _pair(input, target, "multilabel_soft_margin_loss", float_input=True, bools=False)
     loss = t * e.logaddexp(-x, 0.0) + (1.0 - t) * e.logaddexp(x, 0.0)
     if weight is not None:
-        loss = loss * float_arr(weight).astype(loss.dtype)
+        loss = _times_weight(loss, weight)  # a float64 weight makes the loss float64
     loss = e.sum(loss, axis=-1) / x.shape[-1]
     return reduce_loss(loss, reduction, "multilabel_soft_margin_loss")

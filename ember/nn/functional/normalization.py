@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ._util import arr, enp, float_arr
+from ._util import arr, enp, float_arr, float_input, param_like, same_param_dtype
 from ...amp._autocast import full_precision
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "normalize",
@@ -84,10 +84,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         mean, var = arr(running_mean), arr(running_var)
     inv = 1.0 / e.sqrt(e.astype(var, x.dtype) + eps)
     out = (x - e.reshape(e.astype(mean, x.dtype), shape)) * e.reshape(inv, shape)
+    same_param_dtype("batch_norm", weight=weight, bias=bias)
     if weight is not None:
-        out = out * e.reshape(arr(weight), shape)
+        out = out * e.reshape(param_like(weight, x, "weight", "batch_norm"), shape)
     if bias is not None:
-        out = out + e.reshape(arr(bias), shape)
+        out = out + e.reshape(param_like(bias, x, "bias", "batch_norm"), shape)
     if return_stats:
         return out, new_mean, new_var
     return out
@@ -111,10 +112,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     mean = e.mean(x, axis=axes, keepdims=True)
     var = e.mean(e.square(x - mean), axis=axes, keepdims=True)
     out = (x - mean) / e.sqrt(var + eps)
+    same_param_dtype("layer_norm", weight=weight, bias=bias)
     if weight is not None:
-        out = out * arr(weight)
+        out = out * param_like(weight, x, "weight", "layer_norm")
     if bias is not None:
-        out = out + arr(bias)
+        out = out + param_like(bias, x, "bias", "layer_norm")
     return out
 
 
@@ -138,10 +140,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     var = e.mean(e.square(g - mean), axis=-1, keepdims=True)
     out = e.reshape((g - mean) / e.sqrt(var + eps), x.shape)
     shape = _channel_shape(x)
+    same_param_dtype("group_norm", weight=weight, bias=bias)
     if weight is not None:
-        out = out * e.reshape(arr(weight), shape)
+        out = out * e.reshape(param_like(weight, x, "weight", "group_norm"), shape)
     if bias is not None:
-        out = out + e.reshape(arr(bias), shape)
+        out = out + e.reshape(param_like(bias, x, "bias", "group_norm"), shape)
     return out
 
 
@@ -193,10 +196,11 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             new_mean = e.astype((1 - m) * rm + m * e.astype(batch_mean, rm.dtype), rm.dtype)
             new_var = e.astype((1 - m) * rv + m * e.astype(batch_var, rv.dtype), rv.dtype)
     shape = _channel_shape(x)
+    same_param_dtype("instance_norm", weight=weight, bias=bias)
     if weight is not None:
-        out = out * e.reshape(arr(weight), shape)
+        out = out * e.reshape(param_like(weight, x, "weight", "instance_norm"), shape)
     if bias is not None:
-        out = out + e.reshape(arr(bias), shape)
+        out = out + e.reshape(param_like(bias, x, "bias", "instance_norm"), shape)
     if return_stats:
         return out, new_mean, new_var
     return out
@@ -222,7 +226,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     axes = tuple(range(x.ndim - len(ns), x.ndim))
     out = x / e.sqrt(e.mean(e.square(x), axis=axes, keepdims=True) + eps)
     if weight is not None:
-        out = out * arr(weight)
+        # PyTorch answers in the input's dtype whatever the weight's
+        out = out * arr(weight).astype(x.dtype)
     return out
 
 
@@ -236,7 +241,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         [[0.6000000238418579, 0.800000011920929]]
     """
     e = enp()
-    x = float_arr(input)
+    x = float_input(input, "normalize")
     if p == float("inf"):
         norm = e.max(e.abs(x), axis=dim, keepdims=True)
     elif p == 1:
