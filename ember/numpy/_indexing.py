@@ -538,17 +538,37 @@ class _IndexUpdateRef:
         return _scatter(self.array, self.index, values, "max", mode)
 
     def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] = func(x[idx])`: `func` is applied once to each indexed
-        element, even one the index names several times (JAX applies it once per
-        occurrence; use `.at[idx].multiply` / `.add` where repeats must compound).
+        """`x` with `x[idx] = func(x[idx])`, `func` applied once per occurrence of an index
+        (as JAX: an element the index names k times becomes `func` applied k times).
+        `func` should be elementwise; its result is cast to `x`'s dtype.
 
         Example:
             >>> import ember.numpy as enp
-            >>> enp.asarray([1.0, 2.0, 3.0]).at[enp.asarray([0, 2])].apply(lambda v: v * 10).tolist()
-            [10.0, 2.0, 30.0]
+            >>> enp.asarray([1.0, 2.0, 3.0]).at[enp.asarray([0, 2, 0])].apply(lambda v: v * 10).tolist()
+            [100.0, 2.0, 30.0]
         """
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, func(cur), "set", mode)
+        gmode = None if mode is None else "clip"
+        a = get_aval(self.array)
+        # how many times each occurrence's element is named (0-d zeros for a 0-d x)
+        zero = const(_dt.int32, 0)
+        zeros = lax.broadcast_in_dim(zero, a.shape, ()) if a.shape else ensure_array(zero)
+        occ = getitem(_scatter(zeros, self.index, 1, "add", mode), self.index, mode=gmode)
+
+        def once(v):
+            return lax.convert_element_type(ensure_array(func(v)), a.dtype)
+
+        def again(j, v):  # the (j+1)-th application, only where the element is named > j times
+            return lax.select_n(lax.gt(occ, lax.convert_element_type(j, _dt.int32)),
+                                v, once(v))
+
+        v = once(getitem(self.array, self.index, mode=gmode))
+        n = concrete_or_none(occ)
+        if n is not None:  # concrete indices: unroll to the largest repeat count
+            for j in range(1, int(n.max()) if n.size else 0):
+                v = again(const(_dt.int32, j), v)
+        elif get_aval(occ).size > 1:  # traced: at most one application per occurrence
+            v = lax.fori_loop(1, get_aval(occ).size, again, v)
+        return _scatter(self.array, self.index, v, "set", mode)
 
 
 def _values_for(values, dtype, shape, op):
