@@ -744,8 +744,9 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     """Elements of `x` at `indices` along `axis` (the flattened array when None).
 
-    `mode`: None/'raise' (static indices are bounds-checked; traced ones clamp), 'clip',
-    'wrap', or 'fill' (out-of-range reads give `fill_value`, by default NaN for inexact
+    `mode`: None (static indices are bounds-checked; traced ones fill, as JAX's default),
+    'raise' (static ones checked, traced ones clamp), 'clip', 'wrap', or 'fill'
+    (out-of-range reads give `fill_value`, by default NaN for inexact
     dtypes, the most negative / largest value for signed / unsigned integers, True for
     bool, as in JAX).  Bounds are judged on the index values as given, in their own dtype
     (an int64 index 2**32 + 1 is out of range, not 1).
@@ -778,18 +779,50 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         idx = remainder(ensure_array(idx), n)
         mode = None
     elif mode == "raise":
-        mode = None
+        mode = "raise"
     elif mode == "clip" and n > 0:
         # numpy clips the index as given: -1 reads element 0, it does not wrap to n - 1
         idx = clip(ensure_array(idx), 0, n - 1)
     key = (slice(None),) * ax + (idx,)
-    if mode is None and ia is not None and not isinstance(idx, Array):
-        return getitem(x, key, mode="clip")
-    return getitem(x, key, mode=mode, fill_value=fill_value)
+    if mode in (None, "raise") and ia is not None and not isinstance(idx, Array):
+        # a traced index cannot be checked: JAX's default fills, 'raise' clamps
+        out = getitem(x, key, mode="clip")
+        if mode == "raise":
+            return out
+        return _fill_outside(out, idx, n, ax, fill_value)
+    return getitem(x, key, mode=None if mode == "raise" else mode, fill_value=fill_value)
+
+
+def _fill_outside(out, idx, n, ax, fill_value):
+    """`out` (read with clamped indices `idx` into an axis of size `n`, the index's
+    dimensions starting at `ax` of `out`) with the reads of out-of-range indices
+    replaced by the 'fill' value. A select after a clamped gather, not a 'fill'
+    gather: the same values, and it exports to ONNX."""
+    oa, ia = get_aval(out), get_aval(idx)
+    d = np.dtype(ia.dtype)
+    info = np.iinfo(d)
+    valid = None
+    if n <= info.max:
+        valid = lax.lt(idx, const(d, n))
+    if _dt.kind(d) == "i" and -n >= info.min:  # negative indices wrap once
+        low = lax.ge(idx, const(d, -n))
+        valid = low if valid is None else lax.bitwise_and(valid, low)
+    if valid is None:
+        return out
+    dims = tuple(range(ax, ax + ia.ndim))
+    if ia.shape != oa.shape:
+        valid = lax.broadcast_in_dim(valid, oa.shape, dims)
+    fill = _read_fill("fill", fill_value, oa.dtype)
+    fill = lax.broadcast_in_dim(const(oa.dtype, fill), oa.shape, ()) if oa.shape else \
+        ensure_array(const(oa.dtype, fill))
+    return lax.select_n(valid, fill, out)
 
 
 def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     """Pick values along `axis` at `indices` (same rank as `x`; other axes broadcast).
+
+    `mode` as in `take`: by default static indices are bounds-checked and traced ones
+    read `fill_value` (NaN, or the dtype's extreme) where out of range, as in JAX.
 
     Example:
         >>> import ember.numpy as enp
@@ -826,6 +859,7 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     idx = broadcast_to(idx, tuple(is_))
     n = xa.shape[ax]
     idt = _index_dtype(tuple(xs))
+    raw = idx
     idx = _prepare_adv(idx, n, ax, xa.shape, mode is None, idt, "take_along_axis")
     if isinstance(idx, np.ndarray):
         idx = ensure_array(idx)
@@ -838,8 +872,12 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
         raise IndexError(f"take_along_axis: cannot take from the empty axis {ax} of shape "
                          f"{xa.shape}")
     gmode = "clip" if mode is None else mode
-    return lax.gather(x, ind, dn, slice_sizes, mode=gmode,
-                      fill_value=_read_fill(gmode, fill_value, xa.dtype))
+    out = lax.gather(x, ind, dn, slice_sizes, mode=gmode,
+                     fill_value=_read_fill(gmode, fill_value, xa.dtype))
+    if mode is None and not isinstance(idx, Array):
+        # traced indices are unchecked: JAX's default for take_along_axis fills
+        out = _fill_outside(out, raw, n, 0, fill_value)
+    return out
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):
