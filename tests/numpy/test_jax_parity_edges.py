@@ -486,3 +486,48 @@ def test_arange_dtypes(args, kw):
                                      ((0, 9, 4), {"dtype": np.uint8})])
 def test_linspace_dtypes(args, kw):
     check(lambda: enp.linspace(*args, **kw), lambda: jnp.linspace(*args, **kw), x64=False)
+
+
+# --- lax.gather / scatter modes ------------------------------------------------------------
+
+_ROWS = np.array([[0], [4], [5], [-1], [100]], np.int32)
+
+
+# (lax.gather's default mode, fill with 0, and its default fill_value 0 are documented
+# ember choices that keep it linear; JAX clamps by default and fills NaN)
+@pytest.mark.parametrize("mode,fill", [("clip", None), ("fill", -3.0), ("fill", 0.0),
+                                       ("promise_in_bounds", None)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8, np.bool_])
+def test_lax_gather_modes_and_default_fill(mode, fill, dtype):
+    x = np.arange(10).reshape(5, 2).astype(dtype)
+    fv = None if fill is None else np.array(fill).astype(dtype).item()
+    dn_e = el.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    dn_j = jl.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    check(lambda a, i: el.gather(a, i, dn_e, (1, 2), mode=mode, fill_value=fv),
+          lambda a, i: jl.gather(a, i, dn_j, (1, 2), mode=mode, fill_value=fv), x, _ROWS)
+    check(lambda a, i: ember.jit(lambda a, i: el.gather(a, i, dn_e, (1, 2), mode=mode, fill_value=fv))(a, i),
+          lambda a, i: jax.jit(lambda a, i: jl.gather(a, i, dn_j, (1, 2), mode=mode, fill_value=fv))(a, i),
+          x, _ROWS)
+    # windows that stick out of the operand
+    wn_e = el.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,))
+    wn_j = jl.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(0,))
+    v = np.arange(6).astype(dtype)
+    w = np.array([[0], [3], [4], [-1]], np.int32)
+    check(lambda a, i: el.gather(a, i, wn_e, (3,), mode=mode, fill_value=fv),
+          lambda a, i: jl.gather(a, i, wn_j, (3,), mode=mode, fill_value=fv), v, w)
+
+
+@pytest.mark.parametrize("fn", ["scatter", "scatter_add", "scatter_mul", "scatter_min", "scatter_max"])
+@pytest.mark.parametrize("mode", [None, "clip", "fill", "drop"])
+def test_lax_scatter_modes(fn, mode):
+    x = np.arange(10, dtype=np.float32).reshape(5, 2)
+    upd = np.ones((5, 2), np.float32) * np.arange(1, 6, dtype=np.float32)[:, None]
+    dn_e = el.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    dn_j = jl.ScatterDimensionNumbers(update_window_dims=(1,), inserted_window_dims=(0,),
+                                      scatter_dims_to_operand_dims=(0,))
+    check(lambda a, i, u: getattr(el, fn)(a, i, u, dn_e, mode=mode),
+          lambda a, i, u: getattr(jl, fn)(a, i, u, dn_j, mode=mode), x, _ROWS, upd)
+    check(lambda a, i, u: ember.jit(lambda a, i, u: getattr(el, fn)(a, i, u, dn_e, mode=mode))(a, i, u),
+          lambda a, i, u: jax.jit(lambda a, i, u: getattr(jl, fn)(a, i, u, dn_j, mode=mode))(a, i, u),
+          x, _ROWS, upd)
