@@ -207,6 +207,15 @@ def test_lax_round_half_even_and_clamp(dtype):
     check(lambda x: el.clamp(z, x, hi), lambda x: jl.clamp(z, x, hi), a)  # -0.0 vs +0.0
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("method", [0, 1])
+def test_lax_round_rounding_method(dtype, method):
+    x = np.concatenate([SPECIALS, [0.49999997, -0.4, 1e20, 4503599627370497.0, -3.5]]).astype(dtype)
+    check(lambda a: el.round(a, method), lambda a: jl.round(a, method), x)
+    check(lambda a: ember.jit(lambda v: el.round(v, el.RoundingMethod(method)))(a),
+          lambda a: jl.round(a, jl.RoundingMethod(method)), x)
+
+
 def test_lax_clamp_array_bounds_and_ints():
     check(el.clamp, jl.clamp, np.array([0., 5, -1]), np.array([1., 2, 3]), np.array([2., 1, 9]))
     check(lambda x: el.clamp(np.int8(-3), x, np.int8(3)),

@@ -13,6 +13,7 @@ Example:
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -300,9 +301,37 @@ def floor(x):
 def ceil(x):
     """The smallest integer value >= x, elementwise."""
     return ceil_p.bind(x)
-def round(x):  # noqa: A001
-    """x rounded to the nearest integer, halves to even (numpy and the array API; `jax.lax.round` defaults to away from zero)."""
-    return round_p.bind(x)
+class RoundingMethod(enum.IntEnum):
+    """How `round` breaks ties (the values of `jax.lax.RoundingMethod`)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=None):  # noqa: A001
+    """x rounded to the nearest integer. Halves go to even by default (numpy and the
+    array API; `jax.lax.round` defaults to away from zero); pass
+    `rounding_method=RoundingMethod.AWAY_FROM_ZERO` (or 0) for JAX's default.
+
+    Example:
+        >>> round(np.array([0.5, 2.5, -2.5], np.float32), RoundingMethod.AWAY_FROM_ZERO).tolist()
+        [1.0, 3.0, -3.0]
+    """
+    even = round_p.bind(x)
+    if rounding_method is None:
+        return even
+    try:
+        method = RoundingMethod(int(rounding_method))
+    except (TypeError, ValueError):
+        raise ValueError(f"round: rounding_method must be a RoundingMethod (0 or 1), got "
+                         f"{rounding_method!r}") from None
+    if method is RoundingMethod.TO_NEAREST_EVEN:
+        return even
+    # a tie (x - floor(x) == 0.5, exact) rounds away from zero; the rest as `even`
+    fl = floor(x)
+    half = const_like(fl, 0.5)
+    tie = eq(sub(x, fl), half)
+    away = select_n(ge(x, const_like(fl, 0.0)), fl, add(fl, const_like(fl, 1.0)))
+    return select_n(tie, even, away)
 def abs(x):  # noqa: A001
     """|x| elementwise."""
     return abs_p.bind(x)
