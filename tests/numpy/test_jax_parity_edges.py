@@ -442,6 +442,19 @@ def test_unique_size_and_fill_value():
           np.array([np.nan, 1., np.nan, 2.0], np.float32))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_unique_keeps_the_first_signed_zero(dtype):
+    # -0.0 == +0.0: JAX's stable sort keeps the first occurrence's sign
+    for vals in ([np.nan, 1., np.nan, -0.0, 0.0, 0.0], [0.0, -0.0, 1.0], [3., 0., -0., 2, -0., 0., 1.]):
+        a = np.array(vals, dtype)
+        check(enp.unique, jnp.unique, a)
+        check(lambda x: enp.unique(x, equal_nan=False), lambda x: jnp.unique(x, equal_nan=False), a)
+        check(lambda x: enp.unique(x, return_inverse=True, return_counts=True)[0],
+              lambda x: jnp.unique(x, return_inverse=True, return_counts=True)[0], a)
+        check(enp.unique_values, jnp.unique_values, a)
+        check(lambda x: enp.unique(x, size=3), lambda x: jnp.unique(x, size=3), a)
+
+
 def test_nonzero_argwhere_size():
     nz = np.array([[0, 1, 0], [2, 0, 3]], np.int32)
     for kw in [dict(size=2), dict(size=5), dict(size=5, fill_value=-1),
