@@ -398,7 +398,9 @@ def select(condlist, choicelist, default=0):
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative integer value in `x`.
 
-    The output length is max(x) + 1 (eager), or `length` (works under every transform).
+    The output length is max(x) + 1 (eager), or `length` (works under every transform);
+    with `length`, as in JAX, negative values count in bin 0 and values >= length are
+    dropped.
 
     Example:
         >>> import ember.numpy as enp
@@ -428,4 +430,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     zeros = lax.broadcast_in_dim(const(d, 0), (length,), ())
     if xa.shape[0] == 0:
         return ensure_array(zeros)
+    if _dt.kind(xa.dtype) == "i":
+        # as JAX: a negative value counts in bin 0 (a negative index would wrap to the end)
+        x = lax.max(x, lax.broadcast_in_dim(const(xa.dtype, 0), xa.shape, ()))
     return _scatter(zeros, x, w, "add", "drop")

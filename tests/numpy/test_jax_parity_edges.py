@@ -553,3 +553,15 @@ def test_lax_scatter_modes(fn, mode):
     check(lambda a, i, u: ember.jit(lambda a, i, u: getattr(el, fn)(a, i, u, dn_e, mode=mode))(a, i, u),
           lambda a, i, u: jax.jit(lambda a, i, u: getattr(jl, fn)(a, i, u, dn_j, mode=mode))(a, i, u),
           x, _ROWS, upd)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8])
+def test_bincount_length_clips_negatives_and_drops_large(dtype):
+    x = np.array([0, 1, 5, 1, 2, 127], dtype)
+    if np.dtype(dtype).kind == "i":
+        x[2], x[4] = -1, -128
+    w = np.linspace(0.5, 3.0, 6).astype(np.float32)
+    check(lambda a: enp.bincount(a, length=3), lambda a: jnp.bincount(a, length=3), x)
+    check(lambda a, b: enp.bincount(a, b, length=4), lambda a, b: jnp.bincount(a, b, length=4), x, w)
+    check(lambda a: ember.jit(lambda v: enp.bincount(v, length=3))(a),
+          lambda a: jax.jit(lambda v: jnp.bincount(v, length=3))(a), x)
