@@ -14,7 +14,7 @@ from .fx.prims.elementwise import (  # noqa: F401
     bitwise_xor, cbrt, ceil, clamp, clz, complex, conj, cos, cosh, digamma, div, eq, erf, erf_inv,
     erfc, exp, exp2, expm1, floor, ge, gt, imag, integer_pow, is_finite, le, lgamma, log, log1p,
     logistic, lt, max, min, mul, ne, neg, nextafter, polygamma, population_count, pow, real, rem,
-    round, rsqrt, select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
+    round, RoundingMethod, rsqrt, select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
     sinh, sqrt, square, sub, tan, tanh)
 from .fx.prims.convert import bitcast_convert_type, convert_element_type  # noqa: F401
 from .fx.prims.shape import (  # noqa: F401

@@ -1116,6 +1116,13 @@ def round(x, /, decimals=0, *, out=None):  # noqa: A001
         return _cv.convert_element_type(_ew.mul(_ew.round(_ew.div(f, s)), s), _dtype(x))
     if decimals == 0:
         return _ew.round(x)
+    d = _dtype(x)
+    if decimals > np.log10(float(_dt.finfo(d).max)):
+        return x  # finer than the dtype resolves: nothing to round (10**decimals overflows)
+    if d == _dt.float16:
+        # as JAX: scale in float32, where x * 10**decimals does not overflow to inf
+        return _cv.convert_element_type(round(_cv.convert_element_type(x, _dt.float32),
+                                              decimals), d)
     s = _c(x, 10.0 ** _builtin_abs(decimals))
     if decimals > 0:
         return _ew.div(_ew.round(_ew.mul(x, s)), s)

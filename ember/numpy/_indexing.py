@@ -538,17 +538,37 @@ class _IndexUpdateRef:
         return _scatter(self.array, self.index, values, "max", mode)
 
     def apply(self, func, *, mode=None, indices_are_sorted=False, unique_indices=False):
-        """`x` with `x[idx] = func(x[idx])`: `func` is applied once to each indexed
-        element, even one the index names several times (JAX applies it once per
-        occurrence; use `.at[idx].multiply` / `.add` where repeats must compound).
+        """`x` with `x[idx] = func(x[idx])`, `func` applied once per occurrence of an index
+        (as JAX: an element the index names k times becomes `func` applied k times).
+        `func` should be elementwise; its result is cast to `x`'s dtype.
 
         Example:
             >>> import ember.numpy as enp
-            >>> enp.asarray([1.0, 2.0, 3.0]).at[enp.asarray([0, 2])].apply(lambda v: v * 10).tolist()
-            [10.0, 2.0, 30.0]
+            >>> enp.asarray([1.0, 2.0, 3.0]).at[enp.asarray([0, 2, 0])].apply(lambda v: v * 10).tolist()
+            [100.0, 2.0, 30.0]
         """
-        cur = getitem(self.array, self.index, mode=None if mode is None else "clip")
-        return _scatter(self.array, self.index, func(cur), "set", mode)
+        gmode = None if mode is None else "clip"
+        a = get_aval(self.array)
+        # how many times each occurrence's element is named (0-d zeros for a 0-d x)
+        zero = const(_dt.int32, 0)
+        zeros = lax.broadcast_in_dim(zero, a.shape, ()) if a.shape else ensure_array(zero)
+        occ = getitem(_scatter(zeros, self.index, 1, "add", mode), self.index, mode=gmode)
+
+        def once(v):
+            return lax.convert_element_type(ensure_array(func(v)), a.dtype)
+
+        def again(j, v):  # the (j+1)-th application, only where the element is named > j times
+            return lax.select_n(lax.gt(occ, lax.convert_element_type(j, _dt.int32)),
+                                v, once(v))
+
+        v = once(getitem(self.array, self.index, mode=gmode))
+        n = concrete_or_none(occ)
+        if n is not None:  # concrete indices: unroll to the largest repeat count
+            for j in range(1, int(n.max()) if n.size else 0):
+                v = again(const(_dt.int32, j), v)
+        elif get_aval(occ).size > 1:  # traced: at most one application per occurrence
+            v = lax.fori_loop(1, get_aval(occ).size, again, v)
+        return _scatter(self.array, self.index, v, "set", mode)
 
 
 def _values_for(values, dtype, shape, op):
@@ -724,8 +744,9 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
          indices_are_sorted=False, fill_value=None):
     """Elements of `x` at `indices` along `axis` (the flattened array when None).
 
-    `mode`: None/'raise' (static indices are bounds-checked; traced ones clamp), 'clip',
-    'wrap', or 'fill' (out-of-range reads give `fill_value`, by default NaN for inexact
+    `mode`: None (static indices are bounds-checked; traced ones fill, as JAX's default),
+    'raise' (static ones checked, traced ones clamp), 'clip', 'wrap', or 'fill'
+    (out-of-range reads give `fill_value`, by default NaN for inexact
     dtypes, the most negative / largest value for signed / unsigned integers, True for
     bool, as in JAX).  Bounds are judged on the index values as given, in their own dtype
     (an int64 index 2**32 + 1 is out of range, not 1).
@@ -758,18 +779,50 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         idx = remainder(ensure_array(idx), n)
         mode = None
     elif mode == "raise":
-        mode = None
+        mode = "raise"
     elif mode == "clip" and n > 0:
         # numpy clips the index as given: -1 reads element 0, it does not wrap to n - 1
         idx = clip(ensure_array(idx), 0, n - 1)
     key = (slice(None),) * ax + (idx,)
-    if mode is None and ia is not None and not isinstance(idx, Array):
-        return getitem(x, key, mode="clip")
-    return getitem(x, key, mode=mode, fill_value=fill_value)
+    if mode in (None, "raise") and ia is not None and not isinstance(idx, Array):
+        # a traced index cannot be checked: JAX's default fills, 'raise' clamps
+        out = getitem(x, key, mode="clip")
+        if mode == "raise":
+            return out
+        return _fill_outside(out, idx, n, ax, fill_value)
+    return getitem(x, key, mode=None if mode == "raise" else mode, fill_value=fill_value)
+
+
+def _fill_outside(out, idx, n, ax, fill_value):
+    """`out` (read with clamped indices `idx` into an axis of size `n`, the index's
+    dimensions starting at `ax` of `out`) with the reads of out-of-range indices
+    replaced by the 'fill' value. A select after a clamped gather, not a 'fill'
+    gather: the same values, and it exports to ONNX."""
+    oa, ia = get_aval(out), get_aval(idx)
+    d = np.dtype(ia.dtype)
+    info = np.iinfo(d)
+    valid = None
+    if n <= info.max:
+        valid = lax.lt(idx, const(d, n))
+    if _dt.kind(d) == "i" and -n >= info.min:  # negative indices wrap once
+        low = lax.ge(idx, const(d, -n))
+        valid = low if valid is None else lax.bitwise_and(valid, low)
+    if valid is None:
+        return out
+    dims = tuple(range(ax, ax + ia.ndim))
+    if ia.shape != oa.shape:
+        valid = lax.broadcast_in_dim(valid, oa.shape, dims)
+    fill = _read_fill("fill", fill_value, oa.dtype)
+    fill = lax.broadcast_in_dim(const(oa.dtype, fill), oa.shape, ()) if oa.shape else \
+        ensure_array(const(oa.dtype, fill))
+    return lax.select_n(valid, fill, out)
 
 
 def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     """Pick values along `axis` at `indices` (same rank as `x`; other axes broadcast).
+
+    `mode` as in `take`: by default static indices are bounds-checked and traced ones
+    read `fill_value` (NaN, or the dtype's extreme) where out of range, as in JAX.
 
     Example:
         >>> import ember.numpy as enp
@@ -806,6 +859,7 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
     idx = broadcast_to(idx, tuple(is_))
     n = xa.shape[ax]
     idt = _index_dtype(tuple(xs))
+    raw = idx
     idx = _prepare_adv(idx, n, ax, xa.shape, mode is None, idt, "take_along_axis")
     if isinstance(idx, np.ndarray):
         idx = ensure_array(idx)
@@ -818,8 +872,12 @@ def take_along_axis(x, indices, /, axis=-1, mode=None, fill_value=None):
         raise IndexError(f"take_along_axis: cannot take from the empty axis {ax} of shape "
                          f"{xa.shape}")
     gmode = "clip" if mode is None else mode
-    return lax.gather(x, ind, dn, slice_sizes, mode=gmode,
-                      fill_value=_read_fill(gmode, fill_value, xa.dtype))
+    out = lax.gather(x, ind, dn, slice_sizes, mode=gmode,
+                     fill_value=_read_fill(gmode, fill_value, xa.dtype))
+    if mode is None and not isinstance(idx, Array):
+        # traced indices are unchecked: JAX's default for take_along_axis fills
+        out = _fill_outside(out, raw, n, 0, fill_value)
+    return out
 
 
 def put_along_axis(arr, indices, values, axis, inplace=False, *, mode=None):

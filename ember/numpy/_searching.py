@@ -245,9 +245,9 @@ def argwhere(a, *, size=None, fill_value=None):
     return ensure_array(lax.concatenate([lax.reshape(i, (k, 1)) for i in idx], 1))
 
 
-def where(condition, x=None, y=None, /):
+def where(condition, x=None, y=None, /, *, size=None, fill_value=None):
     """`x` where `condition` is True, else `y`, broadcasting all three (1-argument form:
-    `nonzero(condition)`).
+    `nonzero(condition, size=size, fill_value=fill_value)`, as in JAX).
 
     Example:
         >>> import ember.numpy as enp
@@ -255,9 +255,11 @@ def where(condition, x=None, y=None, /):
         [1, 0]
     """
     if x is None and y is None:
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError("where: either both or neither of x and y must be given")
+    if size is not None or fill_value is not None:
+        raise ValueError("where: size and fill_value apply only to the 1-argument form")
     c = ensure_array(condition)
     if get_aval(c).dtype != _dt.bool_:
         c = _nonzero_mask(c)
@@ -292,9 +294,14 @@ def _le_total(a, b):
     return lax.bitwise_not(_lt_total(b, a))
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None, method="scan"):
     """Insertion points of `x2` into the sorted 1-D `x1` (a binary search that stages to a
-    fixed number of gathers, so it works under every transform).
+    fixed number of gathers, so it works under every transform).  JAX's `method`
+    ('scan', 'scan_unrolled', 'sort', 'compare_all') picks an implementation, not a
+    result: every method runs the same search here.
 
     Example:
         >>> import ember.numpy as enp
@@ -303,6 +310,9 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"searchsorted: method must be one of {', '.join(map(repr, _SEARCH_METHODS))}"
+                         f", got {method!r}")
     a = ensure_array(x1)
     if get_aval(a).ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got shape {get_aval(a).shape}")
@@ -388,7 +398,9 @@ def select(condlist, choicelist, default=0):
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed weights) of each non-negative integer value in `x`.
 
-    The output length is max(x) + 1 (eager), or `length` (works under every transform).
+    The output length is max(x) + 1 (eager), or `length` (works under every transform);
+    with `length`, as in JAX, negative values count in bin 0 and values >= length are
+    dropped.
 
     Example:
         >>> import ember.numpy as enp
@@ -418,4 +430,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     zeros = lax.broadcast_in_dim(const(d, 0), (length,), ())
     if xa.shape[0] == 0:
         return ensure_array(zeros)
+    if _dt.kind(xa.dtype) == "i":
+        # as JAX: a negative value counts in bin 0 (a negative index would wrap to the end)
+        x = lax.max(x, lax.broadcast_in_dim(const(xa.dtype, 0), xa.shape, ()))
     return _scatter(zeros, x, w, "add", "drop")

@@ -72,8 +72,15 @@ def _idx(v):
 
 def _unique_flat(v, equal_nan):
     flat = v.ravel()
-    return np.unique(flat, return_index=True, return_inverse=True, return_counts=True,
-                     equal_nan=equal_nan)
+    vals, idx, inv, cnt = np.unique(flat, return_index=True, return_inverse=True,
+                                    return_counts=True, equal_nan=equal_nan)
+    return _first_of_each(flat, vals, idx), idx, inv, cnt
+
+
+def _first_of_each(flat, vals, idx):
+    """Each unique value as its first occurrence has it, as JAX's stable sort gives it
+    (np.unique may keep either of -0.0 and +0.0, which compare equal)."""
+    return flat[idx] if vals.dtype.kind in "fc" and flat.size else vals
 
 
 def unique_all(x, /):
@@ -149,8 +156,11 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         res = np.unique(v, return_index, return_inverse, return_counts, axis=axis,
                         equal_nan=equal_nan)
     else:
-        res = np.unique(v.ravel(), return_index, return_inverse, return_counts,
-                        equal_nan=equal_nan)
+        flat = v.ravel()
+        res = np.unique(flat, True, return_inverse, return_counts, equal_nan=equal_nan)
+        res = (_first_of_each(flat, res[0], res[1]),) + res[1 + (not return_index):]
+        if len(res) == 1:
+            res = res[0]
     if not isinstance(res, tuple):
         return _out(res, d)
     out = [_out(res[0], d)]

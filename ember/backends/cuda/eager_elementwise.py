@@ -100,10 +100,8 @@ def _nextafter(xp, x, y):
     out = xp.where(xf == 0, from_zero, bits + step).astype(np.uint16).view(d)
     with quiet(xp):
         nan = (xf + yf).astype(d)
-    # equal operands (-0.0 and +0.0 too): numpy's float16 loop returns x, ml_dtypes'
-    # bfloat16 loop (and C's nextafter) y; the reference is those loops
-    tie = x if d == np.float16 else y
-    return xp.where(xf == yf, tie, xp.where(xp.isnan(xf) | xp.isnan(yf), nan, out))
+    # equal operands (-0.0 and +0.0 too) give y, as C's nextafter and the reference
+    return xp.where(xf == yf, y, xp.where(xp.isnan(xf) | xp.isnan(yf), nan, out))
 
 
 # --- division, remainder, power: the reference's integer and zero conventions --------

@@ -69,6 +69,8 @@ def cumulative(kind):
             xc = xp.flip(xc, -1)
         with quiet(xp):   # inf - inf and overflow are the reference's too
             out = scan(xp, xc)
+            if kind in ("sum", "logsumexp") and np.dtype(out.dtype).kind in "fc":
+                out = out + out.dtype.type(0)   # from +0.0, as the reference: -0.0 sums are +0.0
         if reverse:
             out = xp.flip(out, -1)
         return xp.ascontiguousarray(xp.moveaxis(out, -1, axis)).astype(d, copy=False)

@@ -382,9 +382,8 @@ def _nextafter(em, vals, in_dt, dtype, params):
         r = b.bitcast(b.shl(b.zext(stepped, I32), ir.Constant(I32, 16)), F32)
     else:
         r = b.bitcast(stepped, x.type)
-    # equal operands give y (C), except that numpy's float16 nextafter, the eager
-    # impl, gives x (the two differ only for nextafter(+-0, -+0))
-    r = b.select(b.fcmp_ordered("==", x, y), x if d == _dt.float16 else y, r)
+    # equal operands give y (C, XLA: nextafter(+-0, -+0) is -+0)
+    r = b.select(b.fcmp_ordered("==", x, y), y, r)
     return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), r)
 
 

@@ -68,7 +68,16 @@ def _int_wrapping(npfn):
     return acc
 
 
-cumsum_p = _cumulative("cumsum", _numeric, _int_wrapping(np.cumsum))
+def _from_plus_zero(acc):
+    """A running sum that starts from +0.0, as XLA's (and `reduce_sum`): adding +0.0
+    turns a -0.0 prefix sum (all of its terms -0.0) into +0.0 and changes nothing else."""
+    def run(x, axis):
+        out = acc(x, axis)
+        return out + out.dtype.type(0) if out.dtype.kind in "fc" else out
+    return run
+
+
+cumsum_p = _cumulative("cumsum", _numeric, _from_plus_zero(_int_wrapping(np.cumsum)))
 cumprod_p = _cumulative("cumprod", _numeric, _int_wrapping(np.cumprod))
 def _ieee_accumulate(ufunc, op):
     """Running IEEE maximum/minimum (-0.0 < +0.0, NaN propagates): on order keys for floats."""
@@ -82,7 +91,7 @@ def _ieee_accumulate(ufunc, op):
 cummax_p = _cumulative("cummax", _ordered, _ieee_accumulate(np.maximum, "max"))
 cummin_p = _cumulative("cummin", _ordered, _ieee_accumulate(np.minimum, "min"))
 cumlogsumexp_p = _cumulative("cumlogsumexp", _real_float,
-                             lambda x, axis: np.logaddexp.accumulate(x, axis=axis))
+                             _from_plus_zero(lambda x, axis: np.logaddexp.accumulate(x, axis=axis)))
 
 
 def _bind_cum(prim, x, axis, reverse):

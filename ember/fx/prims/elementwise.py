@@ -13,6 +13,7 @@ Example:
 """
 from __future__ import annotations
 
+import enum
 import math
 
 import numpy as np
@@ -300,9 +301,37 @@ def floor(x):
 def ceil(x):
     """The smallest integer value >= x, elementwise."""
     return ceil_p.bind(x)
-def round(x):  # noqa: A001
-    """x rounded to the nearest integer, halves to even (numpy and the array API; `jax.lax.round` defaults to away from zero)."""
-    return round_p.bind(x)
+class RoundingMethod(enum.IntEnum):
+    """How `round` breaks ties (the values of `jax.lax.RoundingMethod`)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def round(x, rounding_method=None):  # noqa: A001
+    """x rounded to the nearest integer. Halves go to even by default (numpy and the
+    array API; `jax.lax.round` defaults to away from zero); pass
+    `rounding_method=RoundingMethod.AWAY_FROM_ZERO` (or 0) for JAX's default.
+
+    Example:
+        >>> round(np.array([0.5, 2.5, -2.5], np.float32), RoundingMethod.AWAY_FROM_ZERO).tolist()
+        [1.0, 3.0, -3.0]
+    """
+    even = round_p.bind(x)
+    if rounding_method is None:
+        return even
+    try:
+        method = RoundingMethod(int(rounding_method))
+    except (TypeError, ValueError):
+        raise ValueError(f"round: rounding_method must be a RoundingMethod (0 or 1), got "
+                         f"{rounding_method!r}") from None
+    if method is RoundingMethod.TO_NEAREST_EVEN:
+        return even
+    # a tie (x - floor(x) == 0.5, exact) rounds away from zero; the rest as `even`
+    fl = floor(x)
+    half = const_like(fl, 0.5)
+    tie = eq(sub(x, fl), half)
+    away = select_n(ge(x, const_like(fl, 0.0)), fl, add(fl, const_like(fl, 1.0)))
+    return select_n(tie, even, away)
 def abs(x):  # noqa: A001
     """|x| elementwise."""
     return abs_p.bind(x)
@@ -467,6 +496,13 @@ def _div_impl(x, y):
         return np.true_divide(x, y)
 
 
+def _nextafter_impl(x, y):
+    # equal operands give y (C, XLA): numpy's float16 loop gives x, which differs for
+    # nextafter(+-0, -+0)
+    x, y = np.asarray(x), np.asarray(y)
+    return np.where(x == y, y, np.nextafter(x, y)).astype(x.dtype)
+
+
 def _rem_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
     if _dt.is_integer(x.dtype):
@@ -586,7 +622,7 @@ pow_p = binary("pow", _pow_impl, _inexact)
 max_p = binary("max", ieee_maximum, _any, lowp=False)
 min_p = binary("min", ieee_minimum, _any, lowp=False)
 atan2_p = binary("atan2", np.arctan2, _float)
-nextafter_p = binary("nextafter", np.nextafter, _float, lowp=False)  # in float32 a half step is lost
+nextafter_p = binary("nextafter", _nextafter_impl, _float, lowp=False)  # in float32 a half step is lost
 and_p = binary("and", np.bitwise_and, _intlike, lowp=False)
 or_p = binary("or", np.bitwise_or, _intlike, lowp=False)
 xor_p = binary("xor", np.bitwise_xor, _intlike, lowp=False)
