@@ -12,7 +12,7 @@ from collections import namedtuple
 
 from . import functional as F
 from .functional.loss import legacy_reduction
-from .functional.loss_linear import LinearCrossEntropyOptions
+from .functional.loss_linear import LinearCrossEntropyOptions, check_settings
 from .module import Module
 
 __all__ = ["MSELoss", "L1Loss", "HuberLoss", "SmoothL1Loss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
@@ -151,11 +151,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         if weight is not None and tuple(F._util.arr(weight).shape) != (num_classes,):
             raise ValueError(f"{name}: weight must have shape ({num_classes},) (num_classes="
                              f"{num_classes}), got {tuple(F._util.arr(weight).shape)}")
-        if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}")
-        if options is not None and not isinstance(options, LinearCrossEntropyOptions):
-            raise TypeError(f"{name}: options must be a LinearCrossEntropyOptions or None, got "
-                            f"{type(options).__name__}")
+        check_settings(name, label_smoothing, options)
         super().__init__(weight, reduction=reduction)
         self.num_classes, self.out_features = int(num_classes), out_features
         self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, options

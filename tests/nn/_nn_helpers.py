@@ -57,3 +57,17 @@ def conv_nd_ref(x, w, b, stride, pad, dil, groups):
 
 def key(i=0):
     return random.key(i)
+
+
+def value_shapes(graph):
+    """Shapes of every value a graph computes, nested bodies (scan, cond, checkpoint)
+    included; an explicit stack, not recursion."""
+    from ember.fx.ir import subgraphs
+    stack, out = [graph], set()
+    while stack:
+        g = stack.pop()
+        g = getattr(g, "graph", g)
+        for eq in g.equations:
+            out.update(tuple(o.aval.shape) for o in eq.outputs)
+            stack.extend(subgraphs(eq.params))
+    return out

@@ -11,6 +11,7 @@ from ember import nn
 from ember.nn import functional as F
 from ember.nn.functional.loss_linear import LinearCrossEntropyOptions as Opts
 from ember.testing import check_grads
+from _nn_helpers import value_shapes
 
 I, C = 4, 7
 CHUNKS = [None, Opts(batch_chunk_size=3), Opts(batch_chunk_size=4), Opts()]
@@ -142,16 +143,6 @@ def test_derivatives_match_finite_differences(opts):
     check_grads(f, (x, w, b), order=1, modes=("fwd",))
 
 
-def _shapes(graph):
-    for eq in graph.equations:
-        for o in eq.outputs:
-            yield tuple(o.aval.shape)
-        for p in eq.params.values():
-            inner = getattr(p, "graph", None)
-            if inner is not None and hasattr(inner, "equations"):
-                yield from _shapes(inner)
-
-
 def test_chunked_never_materialises_the_logits():
     n, c, cs = 64, 50, 8
     rng = np.random.default_rng(0)
@@ -162,14 +153,14 @@ def test_chunked_never_materialises_the_logits():
     def loss(opts):
         return lambda x, w: F.linear_cross_entropy(x, w, t, options=opts)
     for f in (loss(Opts(batch_chunk_size=cs)), ember.grad(loss(Opts(batch_chunk_size=cs)), argnums=(0, 1))):
-        shapes = set(_shapes(ember.make_graph(f)(x, w).graph))
+        shapes = value_shapes(ember.make_graph(f)(x, w).graph)
         assert (n, c) not in shapes and (cs, c) in shapes
     # reverse mode keeps the chunks' inputs and the weight once, never logits
     res = [a.shape for a, _ in ember.saved_residuals(loss(Opts(batch_chunk_size=cs)), x, w)]
     assert (n, c) not in res and (cs, c) not in res
     assert res.count((c, I)) == 1
     # the unchunked path does form them (so the check above can see them)
-    assert (n, c) in set(_shapes(ember.make_graph(ember.grad(loss(None), argnums=(0, 1)))(x, w).graph))
+    assert (n, c) in value_shapes(ember.make_graph(ember.grad(loss(None), argnums=(0, 1)))(x, w).graph)
 
 
 def test_options_resolve_like_torch():

@@ -114,17 +114,22 @@ def _desc(x):
     return user_str(get_aval(x))
 
 
+def check_settings(op, label_smoothing, options):
+    """The checks shared by the function and `nn.LinearCrossEntropyLoss`'s constructor."""
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if options is not None and not isinstance(options, LinearCrossEntropyOptions):
+        raise TypeError(f"{op}: options must be a LinearCrossEntropyOptions or None, got "
+                        f"{type(options).__name__}")
+
+
 def _check(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
            label_smoothing, options):
     """The arrays, checked against each other, and the shape of the logits."""
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{_OP}: {reduction!r} is not a valid value for reduction "
                          f"(use 'none', 'mean' or 'sum')")
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"{_OP}: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if options is not None and not isinstance(options, LinearCrossEntropyOptions):
-        raise TypeError(f"{_OP}: options must be a LinearCrossEntropyOptions or None, got "
-                        f"{type(options).__name__}")
+    check_settings(_OP, label_smoothing, options)
     x, W, t = float_arr(input), float_arr(linear_weight), arr(target)
     if x.ndim not in (1, 2):
         raise ValueError(f"{_OP}: input must be (in_features,) or (N, in_features), got {_desc(x)}")
