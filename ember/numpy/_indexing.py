@@ -777,9 +777,7 @@ def take(x, indices, /, axis=None, out=None, mode=None, *, unique_indices=False,
         if n == 0:
             raise IndexError("take: cannot wrap indices into an empty axis")
         idx = remainder(ensure_array(idx), n)
-        mode = None
-    elif mode == "raise":
-        mode = "raise"
+        mode = "raise"  # in range now: checked if static, a plain clamped read if traced
     elif mode == "clip" and n > 0:
         # numpy clips the index as given: -1 reads element 0, it does not wrap to n - 1
         idx = clip(ensure_array(idx), 0, n - 1)
