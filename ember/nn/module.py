@@ -75,6 +75,7 @@ from ._rng_streams import (_STREAM, _Stream, _draw_eager_key, _global_next_key, 
                            _in_transform, manual_seed, next_rng_key, rng_scope)
 from ._snapshots import _SCOPE, _StateGuard, _restore, _scope_ids, _snapshot, _state_items
 from ..fx.spelling import user_str
+from .functional._util import is_array
 
 __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
@@ -82,8 +83,7 @@ __all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedPara
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
-def _is_array(v) -> bool:
-    return isinstance(v, (Array, Tracer))
+_is_array = is_array   # module slots, stateless and parametrize use the one check
 
 
 # --- finding the module slots that hold an array (for nn.init's in-place spelling) ----

@@ -54,6 +54,14 @@ def dtype_of(x):
     return get_aval(x).dtype
 
 
+def is_array(v) -> bool:
+    """v is an ember array (or a traced one), whose dtype PyTorch would check; a Python
+    list or scalar has no dtype of its own and takes the input's."""
+    from ...array import Array
+    from ...fx.core import Tracer
+    return isinstance(v, (Array, Tracer))
+
+
 def param_like(p, x, name: str, op: str, mixed_half: bool = True):
     """A normalisation's `name` parameter (weight, bias, running statistics) in x's
     dtype, as PyTorch's kernels need it: an array of another dtype raises TypeError,
@@ -66,14 +74,12 @@ def param_like(p, x, name: str, op: str, mixed_half: bool = True):
         >>> str(param_like(enp.ones(2), enp.ones(2, dtype="float16"), "weight", "layer_norm").dtype)
         'float16'
     """
-    from ...array import Array
-    from ...fx.core import Tracer
     from ...fx.spelling import user_str
     dx = dtype_of(x)
     a = arr(p)
     dp = dtype_of(a)
     half_ok = mixed_half and dp == np.dtype(np.float32) and dx.itemsize == 2 and _dt.is_inexact(dx)
-    if isinstance(p, (Array, Tracer)) and dp != dx and not half_ok:
+    if is_array(p) and dp != dx and not half_ok:
         also = (f" (it accepts float32 {name} only for a float16/bfloat16 input)"
                 if mixed_half else "")
         raise TypeError(f"{op}: {name} ({user_str(dp)}) must have the input's dtype "
@@ -86,10 +92,8 @@ def param_like(p, x, name: str, op: str, mixed_half: bool = True):
 def same_param_dtype(op: str, **params):
     """TypeError when the array parameters given (e.g. weight=, bias=) differ in dtype,
     which PyTorch's normalisation kernels refuse even where each alone would do."""
-    from ...array import Array
-    from ...fx.core import Tracer
     from ...fx.spelling import user_str
-    given = {k: dtype_of(v) for k, v in params.items() if isinstance(v, (Array, Tracer))}
+    given = {k: dtype_of(v) for k, v in params.items() if is_array(v)}
     if len(set(given.values())) > 1:
         spelled = ", ".join(f"{k} {user_str(d)}" for k, d in given.items())
         raise TypeError(f"{op}: {' and '.join(given)} must have one dtype, got {spelled}; PyTorch "
