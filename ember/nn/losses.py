@@ -585,7 +585,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         lp = self.log_prob(x)
         C = self.n_classes
         in_range = (t >= 0) & (t < C)
-        picked = enp.take_along_axis(lp, enp.expand_dims(enp.where(in_range, t, 0), -1), axis=-1)
+        picked = enp.take_along_axis(lp, enp.expand_dims(enp.where(in_range, t, 0), -1), axis=-1,
+                                    mode="clip")
         # under jit the targets are unknown: an out-of-range one gives NaN, not a wrong value
         output = enp.where(in_range, picked[..., 0], float("nan"))
         return _ASMoutput(output, enp.mean(-output))

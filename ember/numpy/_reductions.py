@@ -687,7 +687,7 @@ def _quantile(a, q, axis, method, keepdims, ignore_nan, op):
         idx = lax.convert_element_type(p, _dt.int32)
         idx = lax.transpose(idx, perm) if nq else idx
         idx = lax.reshape(idx, bshape + (int(np.prod(qshape, dtype=np.int64)),))
-        g = take_along_axis(srt_b, idx, axis=-1)
+        g = take_along_axis(srt_b, idx, axis=-1, mode="clip")
         g = lax.reshape(g, bshape + qshape)
         inv = tuple(range(len(bshape), len(full))) + tuple(range(len(bshape)))
         return lax.transpose(g, inv) if nq else g

@@ -154,7 +154,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     ext = e.concatenate([labels, e.full((N, 1), blank, dtype=e.int32)], axis=-1)         # (N, L)
     prev2 = e.concatenate([e.full((N, 2), blank, dtype=e.int32), ext[:, :-2]], axis=-1)
     can_skip = (ext != blank) & (ext != prev2)
-    emit = e.take_along_axis(lp, e.broadcast_to(ext[None], (T, N, L)), axis=2)         # (T, N, L)
+    emit = e.take_along_axis(lp, e.broadcast_to(ext[None], (T, N, L)), axis=2, mode="clip")         # (T, N, L)
     neg = e.full((N, 1), -np.inf, dtype=lp.dtype)
     s_idx = e.arange(L)
     alpha0 = e.where(s_idx[None, :] < 2, emit[0], -np.inf).astype(lp.dtype)
@@ -168,8 +168,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 
     import ember
     alpha, _ = ember.scan(step, alpha0, (emit[1:], e.arange(1, T, dtype=e.int32)))
-    last = e.take_along_axis(alpha, (2 * tl)[:, None], axis=1)[:, 0]
-    before = e.take_along_axis(alpha, e.maximum(2 * tl - 1, 0)[:, None], axis=1)[:, 0]
+    last = e.take_along_axis(alpha, (2 * tl)[:, None], axis=1, mode="clip")[:, 0]
+    before = e.take_along_axis(alpha, e.maximum(2 * tl - 1, 0)[:, None], axis=1, mode="clip")[:, 0]
     before = e.where(tl > 0, before, -np.inf)
     loss = -_lse(last, before)
     # under jit the labels are unknown when tracing: a bad one makes its loss NaN

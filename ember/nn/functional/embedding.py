@@ -230,7 +230,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             masked = e.where(e.expand_dims(keep, -1), emb, -np.inf)
         # argmax: the gradient goes to the first maximum of each bag and dimension
         first = e.argmax(masked, axis=1, keepdims=True)
-        out = e.squeeze(e.take_along_axis(masked, first, axis=1), axis=1)
+        out = e.squeeze(e.take_along_axis(masked, first, axis=1, mode="clip"), axis=1)
         if keep is not None:
             out = e.where(e.any(keep, axis=1, keepdims=True), out, 0.0)
         return out

@@ -16,9 +16,8 @@ import warnings
 import numpy as np
 
 from ... import dtypes as _dt
-from ...array import Array
-from ...fx.core import Tracer, get_aval
-from ._util import arr, enp, float_arr, mean_of_sums, reduce_loss
+from ...fx.core import get_aval
+from ._util import arr, enp, float_arr, is_array, mean_of_sums, reduce_loss
 from .activation import log_softmax
 from ...amp._autocast import full_precision
 from ...fx.spelling import user_str
@@ -163,12 +162,6 @@ def _weighted(loss, weight, x, op):
     return loss * w.astype(loss.dtype)
 
 
-def _is_array(v):
-    """v is an ember array (or traced one), whose dtype PyTorch would check; a Python
-    list or scalar has no dtype of its own and takes the input's."""
-    return isinstance(v, (Array, Tracer))
-
-
 def _class_weight(weight, C, dtype, op):
     """The per-class `weight` (C,) in `dtype`, the input's: PyTorch's class-index
     losses (nll_loss, cross_entropy with indices, multi_margin_loss) raise when an
@@ -177,7 +170,7 @@ def _class_weight(weight, C, dtype, op):
     if tuple(w.shape) != (C,):
         raise ValueError(f"{op}: weight must have shape ({C},), got {_shape_str(w.shape)}")
     wd = get_aval(w).dtype
-    if _is_array(weight) and wd != np.dtype(dtype):
+    if is_array(weight) and wd != np.dtype(dtype):
         raise TypeError(f"{op}: weight ({_dtype_name(wd)}) must have the input's dtype "
                         f"({_dtype_name(dtype)}); PyTorch raises here too. Hint: "
                         f"weight.astype('{_dtype_name(dtype)}')")
@@ -188,7 +181,7 @@ def _times_weight(loss, weight):
     """loss * weight with PyTorch's promotion (a float64 weight makes a float32 loss
     float64); a weight that is not an array takes the loss's dtype."""
     w = arr(weight)
-    if not _is_array(weight) or not _dt.is_inexact(get_aval(w).dtype):
+    if not is_array(weight) or not _dt.is_inexact(get_aval(w).dtype):
         w = w.astype(loss.dtype)
     return loss * w
 
@@ -329,7 +322,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         weight = _class_weight(weight, C, lp.dtype, "nll_loss")
     _check_classes(t, C, "nll_loss", ignore_index)
     valid, in_range, safe, w = _target_weights(t, weight, ignore_index, C, lp.dtype)
-    picked = e.squeeze(e.take_along_axis(lp, e.expand_dims(safe, -1), axis=-1), axis=-1)
+    picked = e.squeeze(e.take_along_axis(lp, e.expand_dims(safe, -1), axis=-1, mode="clip"), axis=-1)
     loss = e.where(valid & ~in_range, np.nan, -picked * w)
     if reduction == "mean":
         return weighted_target_mean(loss, w)
@@ -343,7 +336,7 @@ def _target_weights(t, weight, ignore_index, C, dtype):
     valid = t != ignore_index
     in_range = (t >= 0) & (t < C)
     safe = e.where(valid & in_range, t, 0)
-    w = e.take(arr(weight).astype(dtype), safe) if weight is not None else e.ones(t.shape, dtype)
+    w = e.take(arr(weight).astype(dtype), safe, mode="clip") if weight is not None else e.ones(t.shape, dtype)
     return valid, in_range, safe, e.where(valid, w, 0.0)
 
 
@@ -418,7 +411,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     w = arr(weight) if weight is not None else None
     if w is not None and tuple(w.shape) != (C,):
         raise ValueError(f"cross_entropy: weight must have shape ({C},), got {_shape_str(w.shape)}")
-    d = e.result_type(lp, t, w) if w is not None and _is_array(weight) else e.result_type(lp, t)
+    d = e.result_type(lp, t, w) if w is not None and is_array(weight) else e.result_type(lp, t)
     lp, t = e.astype(lp, d), e.astype(t, d)
     w = e.astype(w, d) if w is not None else None
     if t.shape != x.shape:
@@ -605,7 +598,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     else:
         # PyTorch promotes input, target and var to one dtype
         v = arr(var)
-        d = e.result_type(x, v) if _is_array(var) else x.dtype
+        d = e.result_type(x, v) if is_array(var) else x.dtype
         x, t, v = e.astype(x, d), e.astype(t, d), e.astype(v, d)
     if tuple(v.shape) != tuple(xin.shape):
         if tuple(v.shape) == tuple(xin.shape[:-1]):

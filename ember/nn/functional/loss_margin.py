@@ -251,13 +251,13 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     _check_classes(y, C, "multi_margin_loss")
     in_range = (y >= 0) & (y < C)
     safe = e.where(in_range, y, 0)
-    xy = e.take_along_axis(x2, safe[:, None], axis=1)
+    xy = e.take_along_axis(x2, safe[:, None], axis=1, mode="clip")
     h = _hinge0(margin - xy + x2)
     if p == 2:
         h = h * h
     if weight is not None:
         w = _class_weight(weight, C, x2.dtype, "multi_margin_loss")
-        h = h * e.take(w, safe)[:, None]
+        h = h * e.take(w, safe, mode="clip")[:, None]
     others = e.arange(C)[None, :] != safe[:, None]
     loss = e.sum(e.where(others, h, 0.0), axis=1) / C
     loss = e.where(in_range, loss, np.nan)
@@ -298,7 +298,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     safe = e.where(active & in_range, y2, 0)
     hit = (safe[:, :, None] == e.arange(C)[None, None, :]) & active[:, :, None]   # (N, S, C)
     is_target = e.any(hit, axis=1)                                                # (N, C)
-    xt = e.take_along_axis(x2, safe, axis=1)                                      # (N, S)
+    xt = e.take_along_axis(x2, safe, axis=1, mode="clip")                                    # (N, S)
     h = _hinge0(1.0 - xt[:, :, None] + x2[:, None, :])
     h = e.where(active[:, :, None] & ~is_target[:, None, :], h, 0.0)
     loss = e.sum(h, axis=(1, 2)) / C

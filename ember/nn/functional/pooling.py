@@ -109,11 +109,11 @@ def _max_with_indices(x, table, outs, want_indices=True):
     tab = e.asarray(table.astype(idt))
     windows = e.take(flat, tab, axis=2)  # (N, C, boxes, width)
     first = e.argmax(windows, axis=-1, keepdims=True)
-    y = e.take_along_axis(windows, first, axis=-1)
+    y = e.take_along_axis(windows, first, axis=-1, mode="clip")
     shape = tuple(x.shape[:2]) + tuple(outs)
     if not want_indices:
         return e.reshape(y, shape), None
-    ind = e.take_along_axis(tab[None, None], e.astype(first, idt), axis=-1)
+    ind = e.take_along_axis(tab[None, None], e.astype(first, idt), axis=-1, mode="clip")
     return e.reshape(y, shape), e.reshape(ind, shape)
 
 

@@ -157,7 +157,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             ok = (idx[a] >= 0) & (idx[a] <= spatial[a] - 1)
             inside = ok if inside is None else inside & ok
             lin = lin + e.clip(idx[a], 0, spatial[a] - 1).astype(e.int32) * strides[a]
-        vals = e.take_along_axis(flat_img, lin[:, None, :], axis=-1)
+        vals = e.take_along_axis(flat_img, lin[:, None, :], axis=-1, mode="clip")
         return e.where(inside[:, None, :], vals, e.zeros((), dtype=x.dtype))
 
     if mode == "nearest":
