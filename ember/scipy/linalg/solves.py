@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as _dt
 from ...fx.prims import linalg as _la
 from ...numpy import linalg as _nla
 from ...numpy import _core as _core
-from ._util import (back, broadcast_batch, check_square, inexact, parse_trans, shape_of,
-                    unvector)
+from ._util import (back, broadcast_batch, check_matrix, check_square, inexact, parse_trans,
+                    shape_of, unvector)
 
 __all__ = ["cho_factor", "cho_solve", "det", "inv", "lu_factor", "lu_solve", "solve",
            "solve_triangular"]
@@ -103,7 +102,6 @@ def lu_factor(a, overwrite_a=False, check_finite=True):
         >>> piv.tolist()
         [1, 1]
     """
-    from ._util import check_matrix
     (a,), out = inexact("lu_factor", a)
     check_matrix("lu_factor", "a", a)
     lu, piv, _ = _la.lu(a)
