@@ -190,6 +190,37 @@ def test_expm_too_many_squarings_is_nan_and_frechet():
     _close(L.expm_frechet(a, e, compute_expm=False), sla, np.float64, 10)
 
 
+SQRTM_CASES = {
+    "spd": _spd(4), "general": _mat((4, 4)) + 4 * np.eye(4), "negative": np.diag([-4.0, 9.0]),
+    "jordan": np.array([[1.0, 1.0], [0.0, 1.0]]), "one": np.array([[4.0]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SQRTM_CASES))
+@pytest.mark.parametrize("dt", [np.float64, np.float32])
+def test_sqrtm(case, dt):
+    a = SQRTM_CASES[case].astype(dt)
+    want = sl.sqrtm(a.astype(np.complex128))
+    cdt = np.complex128 if dt == np.float64 else np.complex64
+    _close(L.sqrtm(a), want, cdt, 10)   # always complex, as in JAX
+    got = np.asarray(L.sqrtm(a)).astype(np.complex128)
+    np.testing.assert_allclose(got @ got, a, atol=TOL[dt] * 100)
+
+
+def test_sqrtm_batches_and_transforms():
+    a = np.stack([_spd(3), _spd(3, seed=1)])
+    _close(L.sqrtm(a), _loop(lambda x: sl.sqrtm(x.astype(complex)), a), np.complex128)
+    check_vmap(L.sqrtm, (a,), atol=1e-9)
+    np.testing.assert_allclose(np.asarray(ember.jit(L.sqrtm)(a)), np.asarray(L.sqrtm(a)), atol=1e-12)
+    check_grads(lambda x: L.sqrtm(x).real, (a[0],), order=2)
+    check_grads(lambda x: L.sqrtm(x), (_mat((3, 3)) + 3 * np.eye(3),), order=1)
+    # d sqrtm at the identity is dA / 2, even with its repeated eigenvalues.
+    np.testing.assert_allclose(np.asarray(ember.grad(lambda x: L.sqrtm(x).real.sum())(np.eye(2))),
+                               np.full((2, 2), 0.5), atol=1e-12)
+    assert L.sqrtm(np.zeros((0, 0))).shape == (0, 0)
+    assert L.sqrtm(np.eye(2, dtype=np.int32)).dtype == np.complex64
+
+
 def test_structured_matrices():
     c, r = np.array([1.0, 2.0, 3.0]), np.array([9.0, 4.0, 5.0, 6.0])
     _close(L.toeplitz(c, r), sl.toeplitz(c, r), np.float64)
@@ -383,6 +414,7 @@ def test_singular_matrices_do_not_raise():
     (lambda: L.det(np.ones(2)), "det: a must be square"),
     (lambda: L.eigh(np.eye(2), np.eye(3)), "eigh: b must have the shape of a"),
     (lambda: L.expm(np.ones((2, 3))), "expm: A must be square"),
+    (lambda: L.sqrtm(np.ones((2, 3))), "sqrtm: A must be square"),
     (lambda: L.qr(np.eye(2), mode="banana"), "qr: mode must be"),
     (lambda: L.qr(np.eye(2), pivoting=True), "pivoting=True is not implemented"),
     (lambda: L.block_diag(np.ones((1, 1, 1))), "block_diag: blocks must have at most 2 dims"),

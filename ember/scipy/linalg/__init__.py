@@ -16,10 +16,10 @@ Example:
     [[2.0, 0.0], [1.0, 2.0]]
 """
 from .decompositions import cholesky, eigh, lu, polar, qr, svd
-from .matrix_functions import expm, expm_frechet
+from .matrix_functions import expm, expm_frechet, sqrtm
 from .solves import cho_factor, cho_solve, det, inv, lu_factor, lu_solve, solve, solve_triangular
 from .special_matrices import block_diag, circulant, hankel, toeplitz
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "det", "eigh",
            "expm", "expm_frechet", "hankel", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr",
-           "solve", "solve_triangular", "svd", "toeplitz"]
+           "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]

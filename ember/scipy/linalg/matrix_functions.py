@@ -1,4 +1,5 @@
-"""Matrix functions: `expm` (Higham's Padé scaling and squaring) and `expm_frechet`.
+"""Matrix functions: `expm` (Higham's Padé scaling and squaring), `expm_frechet` and
+`sqrtm` (the `sqrtm` primitive).
 
 The Padé degree is fixed per dtype (13 for float64/complex128, 7 for
 float32/complex64, the highest degree JAX picks for each) rather than chosen from
@@ -17,7 +18,7 @@ from ...fx.prims import linalg as _la
 from ...numpy import _core as _core
 from ._util import back, check_square, inexact, shape_of
 
-__all__ = ["expm", "expm_frechet"]
+__all__ = ["expm", "expm_frechet", "sqrtm"]
 
 _PADE13 = (64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
            129060195264000., 10559470521600., 670442572800., 33522128640., 1323241920.,
@@ -116,3 +117,22 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
     if compute_expm:
         return value, deriv
     return deriv
+
+
+def sqrtm(A, blocksize=1):
+    """The principal matrix square root of square matrices [..., N, N]
+    (scipy.linalg.sqrtm): X with X @ X = A whose eigenvalues have non-negative real
+    parts.  The result is always complex, as in JAX (SciPy returns a real array when
+    the root is real).  Differentiable for diagonalizable A; a singular A gives
+    inf/NaN.  `blocksize` is accepted and ignored.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.scipy.linalg import sqrtm
+        >>> np.round(np.asarray(sqrtm(np.array([[4.0, 0.0], [0.0, -9.0]]))), 6).tolist()
+        [[(2+0j), 0j], [0j, 3j]]
+    """
+    from ...fx.prims.linalg_sqrtm import sqrtm as _sqrtm
+    (A,), _ = inexact("sqrtm", A)
+    check_square("sqrtm", "A", A)
+    return _sqrtm(A)
