@@ -142,6 +142,26 @@ def test_eigh(dt):
         _close(np.abs(np.asarray(v)), np.abs(vs), dt, 100)
 
 
+def test_eigh_tridiagonal():
+    d, e = np.array([1.0, 3.0, 2.0, 5.0]), np.array([0.5, -1.0, 2.0])
+    for dt in DTYPES:
+        dd, ee = d.astype(dt), e.astype(dt)
+        _close(L.eigh_tridiagonal(dd, ee, eigvals_only=True), sl.eigh_tridiagonal(d, e, eigvals_only=True),
+               dt, 10)
+        w, v = L.eigh_tridiagonal(dd, ee)
+        _close(np.abs(np.asarray(v)), np.abs(sl.eigh_tridiagonal(d, e)[1]), dt, 10)
+    _close(L.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)),
+           sl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(1, 2)), np.float64)
+    check_grads(lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True), (d, e), order=2)
+    check_vmap(lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True),
+               (np.stack([d, d + 1]), np.stack([e, e])), atol=1e-9)
+    assert L.eigh_tridiagonal(np.zeros(0), np.zeros(0), eigvals_only=True).shape == (0,)
+    with pytest.raises(NotImplementedError, match="select='v'"):
+        L.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
+    with pytest.raises(TypeError, match="eigh_tridiagonal: e must have one element fewer"):
+        L.eigh_tridiagonal(d, d)
+
+
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
 def test_svd_qr_polar(dt, shape):

@@ -15,11 +15,11 @@ Example:
     >>> linalg.cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]), lower=True).tolist()
     [[2.0, 0.0], [1.0, 2.0]]
 """
-from .decompositions import cholesky, eigh, lu, polar, qr, svd
+from .decompositions import cholesky, eigh, eigh_tridiagonal, lu, polar, qr, svd
 from .matrix_functions import expm, expm_frechet, sqrtm
 from .solves import cho_factor, cho_solve, det, inv, lu_factor, lu_solve, solve, solve_triangular
 from .special_matrices import block_diag, circulant, hankel, toeplitz
 
 __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "circulant", "det", "eigh",
-           "expm", "expm_frechet", "hankel", "inv", "lu", "lu_factor", "lu_solve", "polar", "qr",
-           "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]
+           "eigh_tridiagonal", "expm", "expm_frechet", "hankel", "inv", "lu", "lu_factor",
+           "lu_solve", "polar", "qr", "solve", "solve_triangular", "sqrtm", "svd", "toeplitz"]

@@ -1,5 +1,5 @@
 """Matrix decompositions with SciPy's argument conventions (`cholesky`, `lu`, `eigh`,
-`svd`, `qr`, `polar`), as thin wrappers over ember's linalg primitives; batched over
+`eigh_tridiagonal`, `svd`, `qr`, `polar`), as thin wrappers over ember's linalg primitives; batched over
 leading dims.  `overwrite_a`, `check_finite` and the like are accepted and ignored."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ...fx.prims import linalg as _la
 from ...numpy import _core as _core
 from ._util import back, check_matrix, check_square, inexact, shape_of
 
-__all__ = ["cholesky", "eigh", "lu", "polar", "qr", "svd"]
+__all__ = ["cholesky", "eigh", "eigh_tridiagonal", "lu", "polar", "qr", "svd"]
 
 
 def _mT(x):
@@ -219,3 +219,48 @@ def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
     else:
         p = _la._matmul(_core.asarray(w) * s[..., None, :], _H(w))
     return back(u, out), back(p, out)
+
+
+def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None, tol=None,
+                     check_finite=True, lapack_driver="auto", key=None):
+    """Eigenvalues (ascending) and eigenvectors of the Hermitian tridiagonal matrix with
+    diagonal `d` [..., N] and off-diagonal `e` [..., N-1] (scipy.linalg.eigh_tridiagonal):
+    returns (w, v), or w with `eigvals_only`.  `select` 'a' keeps all eigenvalues, 'i'
+    those with indices select_range = (lo, hi) (inclusive).  It runs the dense `eigh`
+    of the assembled matrix, O(N^3) rather than LAPACK's O(N^2), so that it batches and
+    differentiates like `eigh`; `tol`, `lapack_driver` and JAX's `key` are accepted and
+    ignored.
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.scipy.linalg import eigh_tridiagonal
+        >>> np.round(np.asarray(eigh_tridiagonal(np.array([2.0, 2.0]), np.array([1.0]),
+        ...                                       eigvals_only=True)), 6).tolist()
+        [1.0, 3.0]
+    """
+    import ember.numpy as enp
+    if select not in ("a", "i"):
+        raise NotImplementedError(f"eigh_tridiagonal: select={select!r} is not implemented "
+                                  f"(the number of eigenvalues in a value range is not static); "
+                                  f"use 'a' or 'i'")
+    (d, e), out = inexact("eigh_tridiagonal", d, e)
+    sd, se = shape_of(d), shape_of(e)
+    if len(sd) < 1 or len(se) < 1 or se[-1] != max(sd[-1] - 1, 0):
+        raise TypeError(f"eigh_tridiagonal: e must have one element fewer than d along the "
+                        f"last axis, got shapes {sd} and {se}")
+    n = sd[-1]
+    batch = _core.broadcast_shapes(sd[:-1], se[:-1], op="eigh_tridiagonal")
+    d = _core.broadcast_to(d, batch + (n,))
+    e = _core.broadcast_to(e, batch + (max(n - 1, 0),))
+    dtype = get_aval(d).dtype
+    # e0[j] = e[j - 1], so e0[..., None, :] on the superdiagonal puts e[i] at (i, i + 1).
+    e0 = enp.concatenate([enp.zeros(batch + (min(n, 1),), dtype), e], axis=-1)
+    t = (d[..., None, :] * np.eye(n, dtype=dtype) + e0[..., None, :] * np.eye(n, k=1, dtype=dtype)
+         + enp.conj(e0)[..., :, None] * np.eye(n, k=-1, dtype=dtype))
+    if select == "i":
+        res = eigh(t, eigvals=select_range, eigvals_only=eigvals_only)
+    else:
+        res = eigh(t, eigvals_only=eigvals_only)
+    if eigvals_only:
+        return back(res, out)
+    return back(res[0], out), back(res[1], out)
