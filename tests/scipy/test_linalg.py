@@ -176,6 +176,11 @@ def test_svd_qr_polar(dt, shape):
     r = L.qr(a, mode="r")
     assert isinstance(r, tuple) and len(r) == 1
     _close(r[0], sl.qr(a, mode="r")[0], dt, 10)
+    for mode in ("full", "economic", "r"):
+        *qr_, p = L.qr(a, mode=mode, pivoting=True)
+        *sqr, sp = sl.qr(a, mode=mode, pivoting=True)
+        assert p.dtype == np.int32 and p.tolist() == sp.tolist()
+        _allclose(tuple(qr_), tuple(sqr), dt, 10)
     for side in ("right", "left"):
         _allclose(L.polar(a, side), sl.polar(a, side), dt, 10)
 
@@ -329,6 +334,7 @@ def test_grads_order_one():
                 (_mat((4, 3)),), order=1)
     check_grads(lambda x: L.qr(x), (a,), order=1)
     check_grads(lambda x: L.qr(x, mode="r"), (_mat((4, 3)),), order=1)
+    check_grads(lambda x: L.qr(x, mode="economic", pivoting=True)[:2], (_mat((4, 3)),), order=1)
     check_grads(lambda x: L.polar(x), (_mat((4, 3)),), order=1)
     check_grads(lambda x, e: L.expm_frechet(x, e, compute_expm=False), (0.5 * a, b @ b.T), order=1)
     check_grads(lambda c, r: L.toeplitz(c, r), (np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])), order=1)
@@ -346,6 +352,7 @@ def test_vmap_matches_a_loop():
     check_vmap(lambda x, y: L.cho_solve(L.cho_factor(x), y), (spd, b))
     check_vmap(lambda x, y: L.lu_solve(L.lu_factor(x), y), (a, b))
     check_vmap(lambda x: L.lu(x), (a,))
+    check_vmap(lambda x: L.qr(x, pivoting=True), (a,), atol=1e-9)
     check_vmap(L.det, (a,), atol=1e-9)
     check_vmap(L.expm, (0.5 * a,), atol=1e-9)
     check_vmap(lambda x: L.eigh(x, eigvals_only=True), (spd,), atol=1e-9)
@@ -436,7 +443,7 @@ def test_singular_matrices_do_not_raise():
     (lambda: L.expm(np.ones((2, 3))), "expm: A must be square"),
     (lambda: L.sqrtm(np.ones((2, 3))), "sqrtm: A must be square"),
     (lambda: L.qr(np.eye(2), mode="banana"), "qr: mode must be"),
-    (lambda: L.qr(np.eye(2), pivoting=True), "pivoting=True is not implemented"),
+    (lambda: L.qr(np.eye(2), mode="raw"), "mode='raw' is not implemented"),
     (lambda: L.block_diag(np.ones((1, 1, 1))), "block_diag: blocks must have at most 2 dims"),
 ])
 def test_errors(call, message):

@@ -161,7 +161,9 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     """QR decomposition a = q @ r (scipy.linalg.qr) of [..., M, N] matrices.  `mode`:
     'full' (q [..., M, M], r [..., M, N]), 'economic' (q [..., M, K], r [..., K, N],
     K = min(M, N)) or 'r' (returns the 1-tuple (r,), r [..., M, N], as SciPy does).
-    Column pivoting and mode='raw' are not implemented.
+    With `pivoting`, also returns the column permutation p [..., N] (int32) of
+    LAPACK's geqp3, with a[..., :, p] = q @ r and |diag(r)| non-increasing; q and r
+    are differentiable (p is piecewise constant).  mode='raw' is not implemented.
 
     Example:
         >>> import numpy as np
@@ -170,24 +172,30 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         >>> q.shape, r.shape
         ((3, 2), (2, 2))
     """
+    import ember.numpy as enp
     if mode not in ("full", "economic", "r", "raw"):
         raise ValueError(f"qr: mode must be 'full', 'economic', 'r' or 'raw', got {mode!r}")
-    if mode == "raw" or pivoting:
-        raise NotImplementedError(f"qr: {'pivoting=True' if pivoting else 'mode=raw'} is not "
-                                  f"implemented")
+    if mode == "raw":
+        raise NotImplementedError("qr: mode='raw' is not implemented")
     (a,), out = inexact("qr", a)
     check_matrix("qr", "a", a)
     m, n = shape_of(a)[-2:]
+    piv = ()
+    if pivoting:
+        from ...fx.prims.linalg_qr_pivots import qr_pivots
+        p = qr_pivots(a)
+        a = enp.take_along_axis(a, _core.broadcast_to(_core.asarray(p)[..., None, :], shape_of(a)),
+                                axis=-1, mode="clip")
+        piv = (p,)
     if mode == "r":
         # The economic r padded with zero rows: the full q is not needed, and the economic
         # factorization is the one that is differentiable for tall a.
         _, r = _la.qr(a, full_matrices=False)
         if m > n:
-            import ember.numpy as enp
             r = enp.pad(r, [(0, 0)] * (len(shape_of(a)) - 2) + [(0, m - n), (0, 0)])
-        return (back(r, out),)
+        return (back(r, out),) + piv
     q, r = _la.qr(a, full_matrices=mode == "full")
-    return back(q, out), back(r, out)
+    return (back(q, out), back(r, out)) + piv
 
 
 def polar(a, side="right", *, method="svd", eps=None, max_iterations=None):
