@@ -470,3 +470,16 @@ def test_solve_triangular_property(n, k, trans, lower, unit, seed):
     a, b = _tri(n, seed=seed), _mat((n, k), seed=seed + 1)
     _close(L.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit),
            sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit), np.float64, 100)
+
+
+@settings(max_examples=20, deadline=None)
+@given(m=st.integers(1, 5), batch=st.sampled_from([(), (2,), (2, 3)]), data=st.data())
+def test_pivots_to_permutation_traced_matches_the_host_loop(m, batch, data):
+    from ember.scipy.linalg.solves import pivots_to_permutation
+    k = data.draw(st.integers(0, m))
+    piv = np.array(data.draw(st.lists(st.integers(0, m - 1), min_size=k * int(np.prod(batch)),
+                                      max_size=k * int(np.prod(batch)))), np.int32).reshape(batch + (k,))
+    host = np.asarray(pivots_to_permutation(piv, m))
+    traced = np.asarray(ember.jit(lambda p: pivots_to_permutation(p, m))(piv))
+    assert host.dtype == traced.dtype == np.int32
+    np.testing.assert_array_equal(traced, host)

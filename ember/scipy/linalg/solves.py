@@ -117,8 +117,11 @@ def pivots_to_permutation(piv, m):
         >>> pivots_to_permutation(np.array([2, 2, 2], np.int32), 3).tolist()
         [2, 0, 1]
     """
+    from ...fx.core import Tracer
+    from ...fx.prims.linalg import _pivots_to_permutation
     from ...transforms.control_flow import fori_loop
-    piv = _core.asarray(piv)
+    if not isinstance(piv, Tracer):  # concrete pivots: the reference's host loop
+        return _core.asarray(_pivots_to_permutation(np.asarray(piv, np.int32), m))
     batch, k = shape_of(piv)[:-1], shape_of(piv)[-1]
     idx = _core.broadcast_to(_core.asarray(np.arange(m, dtype=np.int32)), batch + (m,))
     piv = piv.astype(np.int32)
