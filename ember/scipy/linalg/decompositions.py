@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
+from ... import numpy as enp
 from ...fx.core import get_aval
 from ...fx.prims import linalg as _la
+from ...fx.prims.linalg_qr_pivots import qr_pivots
 from ...numpy import _core as _core
 from ._util import back, check_matrix, check_square, inexact, shape_of
 
@@ -172,7 +174,6 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         >>> q.shape, r.shape
         ((3, 2), (2, 2))
     """
-    import ember.numpy as enp
     if mode not in ("full", "economic", "r", "raw"):
         raise ValueError(f"qr: mode must be 'full', 'economic', 'r' or 'raw', got {mode!r}")
     if mode == "raw":
@@ -182,7 +183,6 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     m, n = shape_of(a)[-2:]
     piv = ()
     if pivoting:
-        from ...fx.prims.linalg_qr_pivots import qr_pivots
         p = qr_pivots(a)
         a = enp.take_along_axis(a, _core.broadcast_to(_core.asarray(p)[..., None, :], shape_of(a)),
                                 axis=-1, mode="clip")
@@ -246,7 +246,6 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
         ...                                       eigvals_only=True)), 6).tolist()
         [1.0, 3.0]
     """
-    import ember.numpy as enp
     if select not in ("a", "i"):
         raise NotImplementedError(f"eigh_tridiagonal: select={select!r} is not implemented "
                                   f"(the number of eigenvalues in a value range is not static); "

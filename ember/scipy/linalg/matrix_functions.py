@@ -13,8 +13,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
+from ... import numpy as enp
 from ...fx.core import get_aval
 from ...fx.prims import linalg as _la
+from ...fx.prims.linalg_sqrtm import sqrtm as _sqrtm
+from ...transforms.control_flow import fori_loop
+from ...transforms.jvp import jvp
+from ...transforms.misc import stop_gradient
 from ...numpy import _core as _core
 from ._util import back, check_square, inexact, shape_of
 
@@ -58,9 +63,6 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
         >>> np.round(np.asarray(expm(np.array([[0.0, 1.0], [0.0, 0.0]]))), 6).tolist()
         [[1.0, 1.0], [0.0, 1.0]]
     """
-    from ...transforms.control_flow import fori_loop
-    from ...transforms.misc import stop_gradient
-    import ember.numpy as enp
     (A,), out = inexact("expm", A)
     check_square("expm", "A", A)
     A = _core.asarray(A)
@@ -104,7 +106,6 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
         >>> np.round(np.asarray(d), 6).tolist()
         [[1.0, 0.0], [0.0, 1.0]]
     """
-    from ...transforms.jvp import jvp
     if method not in (None, "SPS", "blockEnlarge"):
         raise ValueError(f"expm_frechet: method must be None, 'SPS' or 'blockEnlarge', got "
                          f"{method!r}")
@@ -132,7 +133,6 @@ def sqrtm(A, blocksize=1):
         >>> np.round(np.asarray(sqrtm(np.array([[4.0, 0.0], [0.0, -9.0]]))), 6).tolist()
         [[(2+0j), 0j], [0j, 3j]]
     """
-    from ...fx.prims.linalg_sqrtm import sqrtm as _sqrtm
     (A,), _ = inexact("sqrtm", A)
     check_square("sqrtm", "A", A)
     return _sqrtm(A)

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import numpy as enp
+from ...fx.core import Tracer
 from ...fx.prims import linalg as _la
+from ...fx.prims.linalg import _pivots_to_permutation
+from ...transforms.control_flow import fori_loop
 from ...numpy import linalg as _nla
 from ...numpy import _core as _core
+from .decompositions import cholesky
 from ._util import (back, broadcast_batch, check_matrix, check_square, inexact, parse_trans,
                     shape_of, unvector)
 
@@ -57,7 +62,6 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
         >>> c.tolist(), low
         ([[2.0, 1.0], [0.0, 2.0]], False)
     """
-    from .decompositions import cholesky
     return cholesky(a, lower=lower), lower
 
 
@@ -117,9 +121,6 @@ def pivots_to_permutation(piv, m):
         >>> pivots_to_permutation(np.array([2, 2, 2], np.int32), 3).tolist()
         [2, 0, 1]
     """
-    from ...fx.core import Tracer
-    from ...fx.prims.linalg import _pivots_to_permutation
-    from ...transforms.control_flow import fori_loop
     if not isinstance(piv, Tracer):  # concrete pivots: the reference's host loop
         return _core.asarray(_pivots_to_permutation(np.asarray(piv, np.int32), m))
     batch, k = shape_of(piv)[:-1], shape_of(piv)[-1]
@@ -127,7 +128,6 @@ def pivots_to_permutation(piv, m):
     piv = piv.astype(np.int32)
     if k == 0 or m == 0:
         return idx
-    import ember.numpy as enp
 
     def swap(i, perm):
         j = enp.sum(enp.where(enp.arange(k, dtype=np.int32) == i, piv, 0), axis=-1, keepdims=True)

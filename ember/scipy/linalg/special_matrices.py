@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import numpy as enp
 from ...fx.core import get_aval
 from ...numpy import _core as _core
 from ._util import shape_of
@@ -22,7 +23,6 @@ def block_diag(*arrs):
         >>> block_diag(np.array([[1, 2]]), 3).tolist()
         [[1, 2, 0], [0, 0, 3]]
     """
-    import ember.numpy as enp
     if not arrs:
         return enp.zeros((1, 0))
     blocks = _core.promote_dtypes("block_diag", *arrs)
@@ -41,14 +41,12 @@ def block_diag(*arrs):
 
 
 def _vectors(name, *xs):
-    import ember.numpy as enp
     xs = _core.promote_dtypes(name, *xs)
     return [enp.atleast_1d(x) for x in xs]
 
 
 def _gather(vals, index):
     """vals[..., index] for a constant (m, n) index matrix."""
-    import ember.numpy as enp
     return enp.take(vals, np.asarray(index, np.int32), axis=-1, mode="clip")
 
 
@@ -64,7 +62,6 @@ def toeplitz(c, r=None):
         >>> toeplitz(np.array([1, 2, 3]), np.array([1, 4, 5])).tolist()
         [[1, 4, 5], [2, 1, 4], [3, 2, 1]]
     """
-    import ember.numpy as enp
     if r is None:
         (c,) = _vectors("toeplitz", c)
         r = c.conj() if np.iscomplexobj(np.empty((), get_aval(c).dtype)) else c
@@ -91,7 +88,6 @@ def hankel(c, r=None):
         >>> hankel(np.array([1, 2, 3]), np.array([3, 4])).tolist()
         [[1, 2], [2, 3], [3, 4]]
     """
-    import ember.numpy as enp
     if r is None:
         (c,) = _vectors("hankel", c)
         r = enp.zeros_like(c)
