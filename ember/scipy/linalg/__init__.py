@@ -5,9 +5,11 @@ and jit apply to every function.
 SciPy's conventions are kept where they differ from numpy's: `cholesky` and
 `cho_factor` default to the upper factor, `solve_triangular`/`lu_solve` take
 `trans` (0/'N', 1/'T', 2/'C'), `lu` returns (p, l, u) with a = p @ l @ u, and
-`qr(mode='r')` returns a 1-tuple.  `overwrite_*` and `check_finite` are accepted
-and ignored.  Integer inputs compute in the default float; failures give inf/NaN
-instead of raising.
+`qr(mode='r')` returns a 1-tuple.  As in JAX, `sqrtm` is always complex and `eigh`
+symmetrises its input.  `overwrite_*` and `check_finite` are accepted and ignored.
+Integer inputs compute in the default float; failures give inf/NaN instead of
+raising.  Not provided: `schur`, `hessenberg`, `rsf2csf` and the rest of SciPy's
+matrix constructors.
 
 Example:
     >>> import numpy as np

@@ -116,8 +116,8 @@ def expm_frechet(A, E, *, method=None, compute_expm=True):
                         f"{shape_of(E)}")
     value, deriv = jvp(expm, (A,), (E,))
     if compute_expm:
-        return value, deriv
-    return deriv
+        return back(value, out), back(deriv, out)
+    return back(deriv, out)
 
 
 def sqrtm(A, blocksize=1):
