@@ -341,6 +341,16 @@ def test_grads_order_one():
     check_grads(lambda x, y: L.block_diag(x, y), (a, b), order=1)
 
 
+def test_complex_grads():
+    c, b = _mat((3, 3), np.complex128), _mat((3, 2), np.complex128, 1)
+    t, h = c + 6 * np.eye(3), c @ c.conj().T + 3 * np.eye(3)
+    check_grads(lambda x, y: L.solve_triangular(x, y, trans=2, lower=True), (t, b), order=1)
+    check_grads(lambda x, y: L.lu_solve(L.lu_factor(x), y, trans=2), (t, b), order=1)
+    check_grads(lambda x, y: L.cho_solve(L.cho_factor(x), y), (h, b), order=1)
+    check_grads(L.expm, (0.5 * c,), order=1)
+    check_grads(L.sqrtm, (t,), order=1)
+
+
 # --- vmap and jit -----------------------------------------------------------------------------
 
 def test_vmap_matches_a_loop():
