@@ -246,6 +246,26 @@ def test_sqrtm_batches_and_transforms():
     assert L.sqrtm(np.eye(2, dtype=np.int32)).dtype == np.complex64
 
 
+@pytest.mark.parametrize("dt", DTYPES + [np.complex128])
+def test_hessenberg(dt):
+    a = _mat((5, 5), dt)
+    h, q = L.hessenberg(a, calc_q=True)
+    sh, sq = sl.hessenberg(a, calc_q=True)
+    _close(h, sh, dt, 10)
+    _close(q, sq, dt, 10)
+    _close(L.hessenberg(a), sh, dt, 10)
+    _allclose(L.hessenberg(np.stack([a, 2 * a]), calc_q=True),
+              _loop(lambda x: sl.hessenberg(x, calc_q=True), np.stack([a, 2 * a])), dt, 10)
+    if dt == np.float64:
+        check_grads(lambda x: L.hessenberg(x, calc_q=True), (a[:4, :4],), order=2)
+        check_vmap(lambda x: L.hessenberg(x, calc_q=True), (np.stack([a, 2 * a]),), atol=1e-9)
+        np.testing.assert_allclose(np.asarray(ember.jit(L.hessenberg)(a)), sh, atol=1e-12)
+    if dt == np.complex128:
+        check_grads(lambda x: L.hessenberg(x, calc_q=True), (a[:4, :4],), order=1)
+    assert L.hessenberg(np.zeros((0, 0))).shape == (0, 0)
+    _close(L.hessenberg(np.array([[3.0]]), calc_q=True)[1], [[1.0]], np.float64)
+
+
 def test_structured_matrices():
     c, r = np.array([1.0, 2.0, 3.0]), np.array([9.0, 4.0, 5.0, 6.0])
     _close(L.toeplitz(c, r), sl.toeplitz(c, r), np.float64)
@@ -452,6 +472,7 @@ def test_singular_matrices_do_not_raise():
     (lambda: L.eigh(np.eye(2), np.eye(3)), "eigh: b must have the shape of a"),
     (lambda: L.expm(np.ones((2, 3))), "expm: A must be square"),
     (lambda: L.sqrtm(np.ones((2, 3))), "sqrtm: A must be square"),
+    (lambda: L.hessenberg(np.ones((2, 3))), "hessenberg: a must be square"),
     (lambda: L.qr(np.eye(2), mode="banana"), "qr: mode must be"),
     (lambda: L.qr(np.eye(2), mode="raw"), "mode='raw' is not implemented"),
     (lambda: L.block_diag(np.ones((1, 1, 1))), "block_diag: blocks must have at most 2 dims"),

@@ -14,6 +14,7 @@ import ember.random  # noqa: F401
 from ember import lax
 from ember.fx.core import PRIMITIVES as _REGISTRY, Primitive
 from ember.transforms.jet import install_jvp_derived_rules, jet
+from ember.fx.prims.linalg_hessenberg import hessenberg as _hessenberg
 from ember.fx.prims.linalg_qr_pivots import qr_pivots as _qr_pivots
 from ember.fx.prims.linalg_sqrtm import sqrtm as _sqrtm
 
@@ -202,6 +203,7 @@ TABLE.update(
     eig=(lambda a: lax.real(_first(lax.linalg.eig(_spd() + enp.diag(a * np.array([1.0, 2.0, 3.0])),
                                                   compute_eigenvectors=False))),
          [_vec(3)], 4, 1e-9),
+    hessenberg=(lambda a: _hessenberg(_spd() + enp.outer(a, a))[1], [_vec(3)], 4, 1e-9),
     sqrtm=(lambda a: lax.real(_sqrtm(_spd() + enp.diag(a * np.array([1.0, 2.0, 3.0])))), [_vec(3)], 4, 1e-9),
     sampler_math=(lambda a: _rp.sampler_math("log1p", a), [_vec()], 10, 1e-12),
     checkpoint_name=(lambda a: lax.exp(checkpoint_name(lax.sin(a), "h")), [_vec()], 10, 1e-12),

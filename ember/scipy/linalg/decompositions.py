@@ -1,6 +1,7 @@
 """Matrix decompositions with SciPy's argument conventions (`cholesky`, `lu`, `eigh`,
-`eigh_tridiagonal`, `svd`, `qr`, `polar`), as thin wrappers over ember's linalg primitives; batched over
-leading dims.  `overwrite_a`, `check_finite` and the like are accepted and ignored."""
+`eigh_tridiagonal`, `svd`, `qr`, `polar`, `hessenberg`), as thin wrappers over ember's
+linalg primitives; batched over leading dims.  `overwrite_a`, `check_finite` and the
+like are accepted and ignored."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,11 +10,12 @@ from ... import dtypes as _dt
 from ... import numpy as enp
 from ...fx.core import get_aval
 from ...fx.prims import linalg as _la
+from ...fx.prims.linalg_hessenberg import hessenberg as _hessenberg
 from ...fx.prims.linalg_qr_pivots import qr_pivots
 from ...numpy import _core as _core
 from ._util import back, check_matrix, check_square, inexact, shape_of
 
-__all__ = ["cholesky", "eigh", "eigh_tridiagonal", "lu", "polar", "qr", "svd"]
+__all__ = ["cholesky", "eigh", "eigh_tridiagonal", "hessenberg", "lu", "polar", "qr", "svd"]
 
 
 def _mT(x):
@@ -271,3 +273,23 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
     if eigvals_only:
         return back(res, out)
     return back(res[0], out), back(res[1], out)
+
+
+def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
+    """Reduction to upper Hessenberg form (scipy.linalg.hessenberg): h, or (h, q) with
+    `calc_q`, where a = q @ h @ q^H for square [..., N, N] matrices and q is unitary
+    with first column e1 (LAPACK's gehrd; complex h has a real subdiagonal).
+    Differentiable where h has no zero subdiagonal entry (there the reduction is
+    unique).
+
+    Example:
+        >>> import numpy as np
+        >>> from ember.scipy.linalg import hessenberg
+        >>> h = hessenberg(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 10.0]]))
+        >>> bool(np.allclose(np.tril(np.asarray(h), -2), 0))
+        True
+    """
+    (a,), out = inexact("hessenberg", a)
+    check_square("hessenberg", "a", a)
+    h, q = _hessenberg(a)
+    return (back(h, out), back(q, out)) if calc_q else back(h, out)
