@@ -156,7 +156,7 @@ def test_eigh_tridiagonal():
     check_vmap(lambda d, e: L.eigh_tridiagonal(d, e, eigvals_only=True),
                (np.stack([d, d + 1]), np.stack([e, e])), atol=1e-9)
     assert L.eigh_tridiagonal(np.zeros(0), np.zeros(0), eigvals_only=True).shape == (0,)
-    with pytest.raises(NotImplementedError, match="select='v'"):
+    with pytest.raises(ValueError, match="select='v' is not supported"):
         L.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
     with pytest.raises(TypeError, match="eigh_tridiagonal: e must have one element fewer"):
         L.eigh_tridiagonal(d, d)
@@ -474,11 +474,11 @@ def test_singular_matrices_do_not_raise():
     (lambda: L.sqrtm(np.ones((2, 3))), "sqrtm: A must be square"),
     (lambda: L.hessenberg(np.ones((2, 3))), "hessenberg: a must be square"),
     (lambda: L.qr(np.eye(2), mode="banana"), "qr: mode must be"),
-    (lambda: L.qr(np.eye(2), mode="raw"), "mode='raw' is not implemented"),
+    (lambda: L.qr(np.eye(2), mode="raw"), "mode='raw' .* is not available"),
     (lambda: L.block_diag(np.ones((1, 1, 1))), "block_diag: blocks must have at most 2 dims"),
 ])
 def test_errors(call, message):
-    with pytest.raises((TypeError, ValueError, NotImplementedError), match=message):
+    with pytest.raises((TypeError, ValueError), match=message):
         call()
 
 

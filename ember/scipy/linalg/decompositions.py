@@ -176,10 +176,12 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
         >>> q.shape, r.shape
         ((3, 2), (2, 2))
     """
-    if mode not in ("full", "economic", "r", "raw"):
-        raise ValueError(f"qr: mode must be 'full', 'economic', 'r' or 'raw', got {mode!r}")
     if mode == "raw":
-        raise NotImplementedError("qr: mode='raw' is not implemented")
+        raise ValueError("qr: mode='raw' (LAPACK's Householder reflectors and scales) is not "
+                         "available: ember's QR primitive produces q and r; use mode='full', "
+                         "'economic' or 'r'")
+    if mode not in ("full", "economic", "r"):
+        raise ValueError(f"qr: mode must be 'full', 'economic' or 'r', got {mode!r}")
     (a,), out = inexact("qr", a)
     check_matrix("qr", "a", a)
     m, n = shape_of(a)[-2:]
@@ -249,9 +251,10 @@ def eigh_tridiagonal(d, e, *, eigvals_only=False, select="a", select_range=None,
         [1.0, 3.0]
     """
     if select not in ("a", "i"):
-        raise NotImplementedError(f"eigh_tridiagonal: select={select!r} is not implemented "
-                                  f"(the number of eigenvalues in a value range is not static); "
-                                  f"use 'a' or 'i'")
+        raise ValueError(f"eigh_tridiagonal: select={select!r} is not supported (the number "
+                         f"of eigenvalues in a value range depends on the data, and ember's "
+                         f"shapes are static); use select='a' and mask, or select='i' with "
+                         f"index bounds")
     (d, e), out = inexact("eigh_tridiagonal", d, e)
     sd, se = shape_of(d), shape_of(e)
     if len(sd) < 1 or len(se) < 1 or se[-1] != max(sd[-1] - 1, 0):
