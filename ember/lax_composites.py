@@ -292,15 +292,14 @@ def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *, indices
 
 
 def _k_along(op, operand, k, axis, largest):
-    from .numpy import argsort, moveaxis, take_along_axis
+    from .numpy import argsort, take_along_axis
     x = _array(operand)
     axis = _axis(op, x, axis)
     n = get_aval(x).shape[axis]
     if not 0 <= k <= n:
         raise ValueError(f"{op}: k={k} must lie in [0, {n}], the size of axis {axis}")
     if largest:
-        v, i = top_k(moveaxis(x, axis, -1), k)
-        return moveaxis(v, -1, axis), moveaxis(i, -1, axis)
+        return top_k(x, k, axis=axis)
     # ascending, NaN last; stable so ties come lower index first, as top_k's
     i = slice_in_dim(argsort(x, axis=axis, stable=True), 0, k, axis=axis)
     return take_along_axis(x, i, axis, mode="clip"), i.astype(_dt.int32)
