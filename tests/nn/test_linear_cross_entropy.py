@@ -254,3 +254,19 @@ def test_errors_name_shapes_and_dtypes(call, exc, words):
         call()
     for w in words:
         assert w in str(err.value), (w, str(err.value))
+
+
+def test_chunked_graph_does_not_grow_with_the_number_of_chunks_and_saves_the_weight_once():
+    rng = np.random.default_rng(3)
+    W = rng.standard_normal((11, 5)).astype(np.float32)
+
+    def sizes(n):
+        x = rng.standard_normal((n, 5)).astype(np.float32)
+        t = rng.integers(0, 11, n).astype(np.int32)
+        f = lambda x, W: F.linear_cross_entropy(x, W, t, options=Opts(batch_chunk_size=4))  # noqa: E731
+        eqns = len(ember.make_graph(ember.grad(f, argnums=(0, 1)))(x, W).equations)
+        weights = [a for a, _ in ember.saved_residuals(f, x, W) if a.shape == W.shape]
+        return eqns, len(weights)
+
+    assert sizes(4 * 3 + 1) == sizes(4 * 50 + 1)
+    assert sizes(4 * 50 + 1)[1] == 1

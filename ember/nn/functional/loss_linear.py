@@ -16,6 +16,7 @@ import math
 from ... import dtypes as _dt
 from ...fx.core import get_aval
 from ...fx.spelling import user_str
+from ...transforms.control_flow import map as lax_map
 from ._util import arr, enp, float_arr, mean_of_sums
 from .linear import linear
 from .loss import _check_classes, _shape_str, _target_weights, cross_entropy, weighted_target_mean
@@ -233,11 +234,20 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
         return cross_entropy(logits, tc, wc, reduction="none", **kw)
 
     chunk = _checkpointed(rows)
-    # A Python loop over static chunks, not `lax.map`: a scan's reverse mode stacks
-    # its body's residuals per iteration, which would save one copy of the weight
-    # per chunk; here every chunk's residuals are its rows and the shared weight.
-    parts = [chunk(x[i:i + cs], t[i:i + cs], Wa, ba, wa) for i in range(0, N, cs)]
-    loss = e.concatenate(parts, axis=0) if parts else e.zeros((0,) + out, acc)
+    # The full chunks are one `lax.map` (a scan: the graph does not grow with N / cs,
+    # and its reverse mode saves the loop-invariant weight once, not per chunk), the
+    # remainder one more call.
+    k, rest = divmod(N, cs)
+    parts = []
+    if k:
+        xs = e.reshape(x[:k * cs], (k, cs, in_features))
+        ts = e.reshape(t[:k * cs], (k, cs) + tuple(t.shape[1:]))
+        per = lax_map(lambda xt: chunk(xt[0], xt[1], Wa, ba, wa), (xs, ts))
+        parts.append(e.reshape(per, (k * cs,) + out))
+    if rest:
+        parts.append(chunk(x[k * cs:], t[k * cs:], Wa, ba, wa))
+    loss = (e.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]) if parts else \
+        e.zeros((0,) + out, acc)
     if reduction == "none":
         loss = e.astype(loss, dtype)
         return loss[0] if unbatched else loss
