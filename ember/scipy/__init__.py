@@ -1,4 +1,4 @@
-"""`ember.scipy`: the parts of SciPy that JAX users reach for (`special`, `sparse.linalg`,
+"""`ember.scipy`: the parts of SciPy that JAX users reach for (`special`, `stats`, `sparse.linalg`,
 `optimize`), composed from ember primitives so every transform applies.
 
 Example:
@@ -6,4 +6,4 @@ Example:
     >>> float(sps.xlogy(0.0, 0.0))
     0.0
 """
-from . import optimize, sparse, special  # noqa: F401
+from . import optimize, sparse, special, stats  # noqa: F401
