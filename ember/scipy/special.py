@@ -925,6 +925,17 @@ def _igamma_raw(a, x, upper):
     return enp.where(nan, enp.full_like(v, np.nan), v)
 
 
+def _known_zero(t):
+    """True for a tangent that is concretely all zeros (a constant shape argument: the
+    rule then skips differentiating through the loop for it, which is most of the cost
+    of second-order derivatives in x).  Tracers never count, even with a zero value:
+    their own tangents may not be zero."""
+    from ..array import Array
+    if isinstance(t, np.ndarray) or type(t) is Array:
+        return not np.any(np.asarray(t))
+    return False
+
+
 def _igamma_dx(a, x):
     # d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)
     return lax.exp(_xlogy(a - 1.0, x) - x - lax.lgamma(a))
@@ -948,10 +959,13 @@ def _igamma_rule(upper):
         (a, x), (ta, tx) = primals, tangents
         f = _gammaincc if upper else _gammainc
         out = f(a, x)
-        # the shape derivative through the series / fraction; the x one is closed form
-        _, da = jvp(lambda aa: _igamma_raw(aa, x, upper), (a,), (enp.ones_like(a),))
         dx = _igamma_dx(a, x)
-        return out, ta * da + tx * (-dx if upper else dx)
+        tout = tx * (-dx if upper else dx)
+        if not _known_zero(ta):
+            # the shape derivative through the series / fraction; the x one is closed form
+            _, da = jvp(lambda aa: _igamma_raw(aa, x, upper), (a,), (ta,))
+            tout = tout + da
+        return out, tout
     return rule
 
 
@@ -1075,9 +1089,12 @@ def _betainc_jvp(primals, tangents):
     (a, b, x), (ta, tb, tx) = primals, tangents
     out = _betainc(a, b, x)
     # a and b through the continued fraction; x in closed form
-    _, dab = jvp(lambda aa, bb: _ibeta_raw(aa, bb, x), (a, b), (ta, tb))
     dx = enp.exp(_xlogy(a - 1.0, x) + _xlog1py(b - 1.0, -x) - betaln(a, b))
-    return out, dab + tx * dx
+    tout = tx * dx
+    if not (_known_zero(ta) and _known_zero(tb)):
+        _, dab = jvp(lambda aa, bb: _ibeta_raw(aa, bb, x), (a, b), (ta, tb))
+        tout = tout + dab
+    return out, tout
 
 
 def betainc(a, b, x):
