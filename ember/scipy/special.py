@@ -578,7 +578,8 @@ _NDTRI_Q2 = [1.0, 6.02427039364742014255E0, 3.67983563856160859403E0, 1.37702099
 
 
 def _polyval(coefs, x):
-    out = const_like(x, coefs[0]) + 0 * x
+    from .. import numpy as enp
+    out = enp.full_like(x, coefs[0])
     for c in coefs[1:]:
         out = out * x + c
     return out

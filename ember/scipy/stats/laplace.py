@@ -114,8 +114,10 @@ def ppf(q, loc=0, scale=1):
     def f(q, loc, scale):
         ok = (q >= 0) & (q <= 1) & (scale > 0)
         lo = q <= 0.5
-        qs = enp.where(ok, q, enp.full_like(q, 0.5))
-        z = enp.where(lo, enp.log(2.0 * enp.where(lo, qs, 0.5 + 0 * qs)),
-                      -enp.log(2.0 - 2.0 * enp.where(lo, 0.5 + 0 * qs, qs)))
+        half = enp.full_like(q, 0.5)
+        qs = enp.where(ok, q, half)
+        # each log sees only its own half of [0, 1]
+        z = enp.where(lo, enp.log(2.0 * enp.where(lo, qs, half)),
+                      -enp.log(2.0 - 2.0 * enp.where(lo, half, qs)))
         return nan_unless(ok, loc + scale * z)
     return run(f, q, loc, scale)

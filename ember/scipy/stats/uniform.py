@@ -28,7 +28,7 @@ def logpdf(x, loc=0, scale=1):
         -1.386294
     """
     from ... import numpy as enp
-    return _family("uniform.logpdf", lambda z, s: enp.where((z >= 0) & (z <= 1), -enp.log(s) + 0 * z,
+    return _family("uniform.logpdf", lambda z, s: enp.where((z >= 0) & (z <= 1), -enp.log(s) * enp.ones_like(z),
                                                             enp.full_like(z, -np.inf)), x, loc, scale)
 
 
