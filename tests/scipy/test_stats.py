@@ -107,6 +107,9 @@ def test_bernoulli_binom(p):
         want = _ref(ss.bernoulli, fn, k, {"p": p})
         got = np.asarray(getattr(stats.bernoulli, fn)(enp.asarray(k), p))
         np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True, err_msg=fn)
+    qs = np.array([0.0, 0.1, 0.69, 0.7, 0.71, 0.75, 1.0, -0.1, 1.1, nan])
+    np.testing.assert_array_equal(np.asarray(stats.bernoulli.ppf(enp.asarray(qs), p, 2.0)),
+                                  _ref(ss.bernoulli, "ppf", qs, {"p": p, "loc": 2.0}))
     for n in (0.0, 4.0, 60.0, 2.5):
         for fn in ("logpmf", "pmf"):
             want = _ref(ss.binom, fn, k, {"n": n, "p": p})

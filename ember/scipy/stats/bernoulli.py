@@ -12,7 +12,7 @@ import numpy as np
 from .. import special
 from ._util import nan_unless, promote, run
 
-__all__ = ["logpmf", "pmf", "cdf"]
+__all__ = ["logpmf", "pmf", "cdf", "ppf"]
 
 
 def logpmf(k, p, loc=0):
@@ -64,3 +64,23 @@ def cdf(k, p, loc=0):
         v = enp.where(k < 0, enp.zeros_like(p), enp.where(k < 1, 1.0 - p, enp.ones_like(p)))
         return nan_unless((p >= 0) & (p <= 1), enp.where(enp.isnan(k), k, v))
     return run(f, k, p, loc)
+
+
+def ppf(q, p, loc=0):
+    """The smallest k with cdf(k) >= q, as scipy: loc - 1 at q = 0, loc + 1 at q = 1,
+    otherwise loc where q <= 1 - p and loc + 1 above; NaN outside [0, 1].
+
+    Example:
+        >>> from ember.scipy.stats import bernoulli
+        >>> float(bernoulli.ppf(0.5, 0.25)), float(bernoulli.ppf(0.9, 0.25))
+        (0.0, 1.0)
+    """
+    from ... import numpy as enp
+    q, p, loc = promote("bernoulli.ppf", q, p, loc)
+
+    def f(q, p, loc):
+        one = enp.ones_like(q)
+        k = enp.where(q == 0, -one, enp.where(q == 1, one, enp.where(q <= 1.0 - p, 0.0 * one, one)))
+        ok = (q >= 0) & (q <= 1) & (p >= 0) & (p <= 1)
+        return nan_unless(ok, k + loc)
+    return run(f, q, p, loc)
