@@ -145,3 +145,83 @@ def device_get(x):
         return v
 
     return tree_map(get, x)
+
+
+def device_count(backend: str | None = None) -> int:
+    """How many devices `devices(backend)` lists (jax.device_count).
+
+    Example:
+        >>> device_count()
+        1
+    """
+    return len(devices(backend))
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Device]:
+    """The devices of this process (jax.local_devices): every process of ember's
+    data-parallel mapping drives its own devices, so these are `devices(backend)`.
+
+    Example:
+        >>> [str(d) for d in local_devices()]
+        ['cpu:0']
+    """
+    return devices(backend)
+
+
+def local_device_count(backend: str | None = None) -> int:
+    """`len(local_devices(backend=backend))` (jax.local_device_count).
+
+    Example:
+        >>> local_device_count()
+        1
+    """
+    return len(local_devices(backend=backend))
+
+
+def default_backend() -> str:
+    """The platform of the default device: "cpu", or "gpu" when a GPU is the default
+    (jax.default_backend).
+
+    Example:
+        >>> default_backend()
+        'cpu'
+    """
+    platform = _default_device().platform
+    return "gpu" if platform == "cuda" else platform
+
+
+def process_index() -> int:
+    """This process's rank in `ember.distributed` (0 before `distributed.init()`), as
+    jax.process_index.
+
+    Example:
+        >>> process_index()
+        0
+    """
+    from . import distributed
+    return distributed.rank() if distributed.is_initialized() else 0
+
+
+def process_count() -> int:
+    """The number of processes in `ember.distributed` (1 before `distributed.init()`),
+    as jax.process_count.
+
+    Example:
+        >>> process_count()
+        1
+    """
+    from . import distributed
+    return distributed.world_size() if distributed.is_initialized() else 1
+
+
+def block_until_ready(x):
+    """Wait until every array in the pytree `x` is computed, and return `x`
+    (jax.block_until_ready): for timing asynchronous GPU work.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> block_until_ready({"a": enp.ones(2)})["a"].tolist()
+        [1.0, 1.0]
+    """
+    tree_map(lambda a: a.block_until_ready() if isinstance(a, Array) else a, x)
+    return x

@@ -16,7 +16,7 @@ from .fx.prims.elementwise import (  # noqa: F401
     logistic, lt, max, min, mul, ne, neg, nextafter, polygamma, population_count, pow, real, rem,
     round, RoundingMethod, rsqrt, select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin,
     sinh, sqrt, square, sub, tan, tanh)
-from .fx.prims.convert import bitcast_convert_type, convert_element_type  # noqa: F401
+from .fx.prims.convert import bitcast_convert_type, convert_element_type, reduce_precision  # noqa: F401
 from .fx.prims.shape import (  # noqa: F401
     broadcast_in_dim, reshape, transpose, squeeze, expand_dims, rev, pad, concatenate, slice,
     dynamic_slice, dynamic_update_slice, iota, slice_in_dim, index_in_dim, dynamic_slice_in_dim,
@@ -47,5 +47,11 @@ from .fx.prims.collective import (all_gather, all_to_all, axis_index, axis_size,
                                   pmax, pmean, pmin, ppermute, psum)
 from . import lax_linalg as linalg  # noqa: F401,E402
 from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401,E402
+from .lax_composites import (approx_max_k, approx_min_k, bessel_i0e, bessel_i1e,  # noqa: F401,E402
+                             broadcast, broadcast_to_rank, broadcasted_iota, collapse, conv,
+                             conv_with_general_padding, empty, full, full_like,
+                             optimization_barrier, reciprocal, scatter_sub, select, split, stack,
+                             stop_gradient, tile, unstack, zeta)
+from .lax_reduce import reduce, reduce_window  # noqa: F401,E402
 
 __all__ = sorted(n for n in dir() if not n.startswith("_"))

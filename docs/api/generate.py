@@ -28,6 +28,7 @@ MODULES = [
     ("ember.lax", "the primitive-level API (jax.lax names)"),
     ("ember.random", "counter-based random numbers from explicit keys (jax.random names)"),
     ("ember.tree", "pytree utilities over optree (jax.tree names)"),
+    ("ember.tree_util", "the same under jax.tree_util names, with Partial"),
     ("ember.nn", "PyTorch-style modules, layers and the compiled train step"),
     ("ember.nn.functional", "the functional forms of the layers and losses (torch.nn.functional names)"),
     ("ember.nn.init", "parameter initialisers (torch.nn.init names)"),

@@ -10,7 +10,10 @@ Multi-process mode (``num_workers > 0``):
 * tasks ``(generation, task index, sample indices)`` go round-robin to
   per-worker index queues, at most ``prefetch_factor`` per worker in flight;
 * workers send batches back through shared memory (:mod:`ember.data.shm`): the
-  result queue carries only small metadata, constant in the batch size;
+  result queue carries only small metadata, constant in the batch size, and every
+  message fits one atomic pipe write (longer ones, such as large non-array leaves
+  or long tracebacks, are spilled to a segment), so a worker killed mid-send never
+  leaves a partial message for the main process to wait on;
 * the main process restores order with a reorder buffer keyed by task index;
 * while waiting it polls the result queue with short timeouts and checks that
   every worker is alive, so a crashed worker raises a ``RuntimeError`` naming
@@ -401,9 +404,13 @@ class _WorkerPool:
     def _drain(self):
         while True:
             try:
-                _gen, _idx, payload = self.result_queue.get_nowait()
+                wire = self.result_queue.get_nowait()
             except Exception:  # empty, or the pipe is already closed/broken
                 return
+            try:
+                _gen, _idx, payload = shm.receive(wire)
+            except Exception:  # a spilled message whose segment a sweep took already
+                continue
             shm.discard(payload)
 
     def shutdown(self) -> None:
@@ -541,9 +548,11 @@ class _MultiProcessIter:
         while True:
             wait = _POLL_S if deadline is None else max(0.0, min(_POLL_S, deadline - time.monotonic()))
             try:
-                return self._pool.result_queue.get(timeout=wait)
+                wire = self._pool.result_queue.get(timeout=wait)
             except queue.Empty:
                 pass
+            else:
+                return shm.receive(wire)
             dead = self._pool.dead_worker()
             if dead is not None:
                 wid, w = dead

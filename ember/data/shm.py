@@ -36,14 +36,17 @@ import numpy as np
 from .collate import _is_ember_array
 
 __all__ = [
+    "ATOMIC_MESSAGE_BYTES",
     "SHM_PREFIX",
     "Encoded",
     "SegmentWriter",
+    "Spilled",
     "decode",
     "discard",
     "list_segments",
     "new_prefix",
     "owner_prefix",
+    "receive",
     "sweep",
 ]
 
@@ -54,6 +57,13 @@ _SHM_DIR = "/dev/shm"
 _ALIGN = 64  # cache-line alignment keeps every dtype aligned and copies fast
 _FLAG_EMBER = 0  # main process converts the leaf to an ember array
 _FLAG_NUMPY = 1  # leaf stays a numpy array
+#: The largest pickled message a worker sends through its result pipe itself.  A
+#: pipe write of at most PIPE_BUF (4096 bytes on Linux, 512 by POSIX's minimum) is
+#: atomic, so a worker killed while sending leaves all of such a message or none
+#: of it; a longer one could be cut, and the main process would block forever
+#: reading its rest.  Longer messages (large non-array leaves, long tracebacks)
+#: travel in a segment, and the pipe carries a :class:`Spilled` naming it.
+ATOMIC_MESSAGE_BYTES = 3072
 _STRINGLIKE_KINDS = frozenset("USV")
 
 
@@ -138,6 +148,19 @@ class SegmentWriter:
         self.prefix = prefix
         self._counter = 0
 
+    def next_name(self) -> str:
+        # Fixed-width counter keeps the record size independent of how many
+        # batches came before; it wraps long after older segments are gone.
+        name = f"{self.prefix}{self._counter:06x}"
+        self._counter = (self._counter + 1) % 16**6
+        return name
+
+    def message(self, msg: Any) -> Any:
+        """What to put on the result pipe for ``msg``: its pickle when that fits one
+        atomic write (:data:`ATOMIC_MESSAGE_BYTES`), else a :class:`Spilled` for a
+        segment holding it; :func:`receive` undoes either."""
+        return _spill_message(self, msg)
+
     def encode(self, batch: Any, convert_all: bool) -> Encoded:
         """Move ``batch``'s arrays into a new segment and describe it.
 
@@ -166,10 +189,7 @@ class SegmentWriter:
         )
         if total == 0:
             return Encoded(None, buf.getvalue(), table)
-        # Fixed-width counter keeps the record size independent of how many
-        # batches came before; it wraps long after older segments are gone.
-        name = f"{self.prefix}{self._counter:06x}"
-        self._counter = (self._counter + 1) % 16**6
+        name = self.next_name()
         seg = SharedMemory(name=name, create=True, size=total)
         try:
             for a, off in zip(arrays, offsets):
@@ -183,6 +203,44 @@ class SegmentWriter:
             raise
         seg.close()
         return Encoded(name, buf.getvalue(), table)
+
+
+@dataclass(frozen=True)
+class Spilled:
+    """A result message too long for one atomic pipe write: its pickle is in ``segment``."""
+
+    segment: str
+    nbytes: int
+
+
+def _spill_message(writer: "SegmentWriter", msg: Any) -> Any:
+    data = pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+    if len(data) <= ATOMIC_MESSAGE_BYTES:
+        return data
+    name = writer.next_name()
+    seg = SharedMemory(name=name, create=True, size=len(data))
+    try:
+        seg.buf[: len(data)] = data
+    except BaseException:
+        seg.close()
+        seg.unlink()
+        raise
+    seg.close()
+    return Spilled(name, len(data))
+
+
+def receive(wire: Any) -> Any:
+    """The message a worker sent with :meth:`SegmentWriter.message` (main process):
+    unpickled, and read out of its segment (then unlinked) when it was spilled."""
+    if isinstance(wire, Spilled):
+        seg = SharedMemory(name=wire.segment)
+        try:
+            data = bytes(seg.buf[: wire.nbytes])
+        finally:
+            seg.close()
+            seg.unlink()
+        return pickle.loads(data)
+    return pickle.loads(wire)
 
 
 def _unpack(entry) -> tuple:

@@ -307,8 +307,12 @@ def _worker_loop(
                     out = WorkerDone(worker_id)
             except Exception:
                 out = ExceptionWrapper.capture(where)
-        result_queue.put((gen, task_idx, out))
-        del out
+        try:
+            wire = writer.message((gen, task_idx, out))
+        except Exception:  # an unpicklable non-array leaf: say so instead of dropping the batch
+            wire = writer.message((gen, task_idx, ExceptionWrapper.capture(where)))
+        result_queue.put(wire)
+        del out, wire
 
     if stop.is_set():
         # Don't block exit flushing results nobody will read; the pool sweeps

@@ -26,6 +26,7 @@ from ..fx.core import Primitive, Zero, get_aval, tangent_aval
 from ..fx.drivers import call_driver, register_driver
 from ..fx.ir import eval_graph
 from ..fx.prims.rules import bdim_to_front, instantiate
+from ..fx.spelling import user_str
 from ..fx.staging import consts_to_inputs, trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .batching import batch_graph, vmap
@@ -139,11 +140,34 @@ class custom_jvp:
                 raise TypeError(f"custom_jvp rule of {self.__name__} must return (primal_out, "
                                 f"tangent_out) matching the function's output structure {out_tree}; "
                                 f"got {ot} and {tt}")
-            return o, t
+            return _check_jvp_output(self.__name__, o, t, g.out_avals)
 
         outs = custom_jvp_call_p.bind(*consts, *leaves, call=g,
                                       jvp=jvp_flat, num_consts=len(consts))
         return tree_unflatten(out_tree, outs)
+
+
+def _check_jvp_output(name, primals_out, tangents_out, out_avals):
+    """The rule's outputs with the function's shapes and dtypes, and each tangent its
+    primal's (JAX checks the same): a float64 tangent of a float32 output would
+    otherwise surface later as a dtype error deep inside transposition.  A weakly
+    typed value of the right shape (a Python scalar) is cast."""
+    def fit(v, want, what, i):
+        a = get_aval(v)
+        if a.shape == want.shape and a.dtype == want.dtype:
+            return v
+        if a.shape == want.shape and getattr(a, "weak_type", False):
+            from ..fx.prims.convert import convert_element_type
+            return convert_element_type(v, want.dtype)
+        hint = f"; cast it with .astype({want.dtype})" if a.shape == want.shape else ""
+        raise TypeError(f"custom_jvp rule of {name}: {what} {i} is {user_str(a)}, but the "
+                        f"function's output {i} is {user_str(out_avals[i])}: "
+                        + ("a tangent must have its primal's shape and dtype" if what == "tangent output"
+                           else "the rule must return the function's value") + hint)
+    ps = [fit(p, w, "primal output", i) for i, (p, w) in enumerate(zip(primals_out, out_avals))]
+    ts = [t if type(t) is Zero or t is None else fit(t, tangent_aval(w), "tangent output", i)
+          for i, (t, w) in enumerate(zip(tangents_out, out_avals))]
+    return ps, ts
 
 
 def _custom_jvp_jvp(primals, tangents, *, call, jvp, num_consts):

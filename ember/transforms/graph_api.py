@@ -67,3 +67,17 @@ def make_graph(fun, static_argnums=(), *, return_shape: bool = False):
 
     wrapped.__name__ = f"make_graph({getattr(fun, '__name__', 'fun')})"
     return wrapped
+
+
+def make_jaxpr(fun, static_argnums=(), *, return_shape: bool = False):
+    """JAX's name for `make_graph`: a function that traces `fun` on example arguments
+    and returns its printable graph (ember's jaxpr).
+
+    Example:
+        >>> import ember, numpy as np
+        >>> print(ember.make_jaxpr(lambda x: x * 2.0)(np.float32(1.0)))
+        { lambda ; a:f32[]. let
+            b:f32[] = mul a 2.0
+          in (b,) }
+    """
+    return make_graph(fun, static_argnums, return_shape=return_shape)

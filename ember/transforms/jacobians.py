@@ -179,3 +179,14 @@ def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """
     return _jacfwd(_jacrev(fun, argnums, has_aux, "hessian", holomorphic), argnums, has_aux, "hessian",
                    holomorphic)
+
+
+def jacobian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
+    """JAX's `jax.jacobian`: the Jacobian by reverse mode (`jacrev`).
+
+    Example:
+        >>> import ember, ember.numpy as enp
+        >>> ember.jacobian(lambda x: x * x)(enp.asarray([1.0, 2.0])).tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    return jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic)

@@ -341,7 +341,7 @@ def _inst(t, like):
 _FROM_JVP = ("erf_inv", "reduce_max", "reduce_min", "reduce_prod", "cummax", "cummin", "cumprod",
              "cumlogsumexp", "sort", "top_k", "scatter_max", "scatter_min",
              "reduce_window_max", "reduce_window_min", "cholesky", "eigh", "eig", "qr", "svd", "lu",
-             "sampler_math", "pmax", "pmin", "custom_linear_solve")
+             "sqrtm", "hessenberg", "sampler_math", "pmax", "pmin", "custom_linear_solve")
 
 
 # Primitives whose outputs carry no series: bit patterns, random bits, constants, and

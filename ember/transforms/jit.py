@@ -362,6 +362,8 @@ class JitFunction:
         return tuple((k, static_key(v)) for k, v in static)
 
     def __call__(self, *args, **kwargs):
+        if _JIT_DISABLED[-1]:
+            return self.fun(*args, **kwargs)
         if (self._fast and not kwargs and current_trace() is _EVAL and not trace_context.active()
                 and self._fast_epoch == _dt.default_epoch):
             # Fastest path: a repeated call with Arrays of one device (or numpy arrays
@@ -628,3 +630,33 @@ def _jit_taylor(primals, series, *, graph, name, backend):
 
 
 jit_call_p.taylor = _jit_taylor
+
+
+_JIT_DISABLED = [False]
+
+
+class disable_jit:
+    """Inside `with ember.disable_jit():` jitted functions run op by op in Python, as if
+    undecorated (jax.disable_jit): for print debugging and pdb inside a jitted step.
+    Transforms still apply, and control flow still traces its bodies.
+
+    Example:
+        >>> import ember, numpy as np
+        >>> seen = []
+        >>> f = ember.jit(lambda x: seen.append(type(x).__name__) or x * 2)
+        >>> with ember.disable_jit():
+        ...     _ = f(np.float32(1.0))
+        >>> seen
+        ['float32']
+    """
+
+    def __init__(self, disable: bool = True):
+        self.disable = bool(disable)
+
+    def __enter__(self):
+        _JIT_DISABLED.append(self.disable)
+        return self
+
+    def __exit__(self, *exc):
+        _JIT_DISABLED.pop()
+        return False

@@ -147,3 +147,16 @@ def test_names_are_short_and_owned():
     prefix = shm.new_prefix()
     assert prefix.startswith(shm.owner_prefix())
     assert len(prefix + "9_" + "f" * 6) <= 30
+
+
+def test_messages_longer_than_one_pipe_write_are_spilled(writer):
+    small = (0, 3, "ok")
+    wire = writer.message(small)
+    assert isinstance(wire, bytes) and len(wire) <= shm.ATOMIC_MESSAGE_BYTES
+    assert shm.receive(wire) == small
+    big = (1, 4, "x" * 10_000)
+    wire = writer.message(big)
+    assert isinstance(wire, shm.Spilled) and wire.segment.startswith(writer.prefix)
+    assert len(pickle.dumps(wire)) <= shm.ATOMIC_MESSAGE_BYTES
+    assert shm.receive(wire) == big
+    assert not shm.list_segments(writer.prefix), "receive must unlink the spill segment"

@@ -417,3 +417,41 @@ def test_worker_info_is_read_only_and_picklable():
     again = pickle.loads(pickle.dumps(info))
     assert (again.id, again.num_workers, again.seed, again.dataset) == (1, 2, 3, None)
     assert get_worker_info() is None
+
+
+class _BigLeaves(RangeDataset):
+    """Samples whose non-array leaves pickle far past one pipe write."""
+
+    def __getitem__(self, i):
+        return {"x": np.full(3, i, np.float32), "text": "w%d " % i * 4000}
+
+
+def test_every_result_message_fits_one_atomic_pipe_write(clean, tmp_path, monkeypatch):
+    # A pipe write of at most PIPE_BUF bytes is all-or-nothing, so a worker killed while
+    # sending cannot leave half a message that the main process would wait on forever.
+    # Large non-array leaves and long tracebacks travel through a segment instead.
+    import multiprocessing.queues as mpq
+    from multiprocessing.reduction import ForkingPickler
+
+    sizes = tmp_path / "sizes.txt"
+    real_put = mpq.Queue.put
+
+    def recording_put(self, obj, *a, **k):
+        with open(sizes, "a") as f:
+            f.write(f"{len(ForkingPickler.dumps(obj)) + 4}\n")
+        return real_put(self, obj, *a, **k)
+
+    monkeypatch.setattr(mpq.Queue, "put", recording_put)
+    ctx = multiprocessing.get_context("fork")
+    got = list(DataLoader(_BigLeaves(6), batch_size=2, num_workers=2, multiprocessing_context=ctx))
+    assert [b["text"][1][:3] for b in got] == ["w1 ", "w3 ", "w5 "]
+    np.testing.assert_array_equal(np.asarray(got[2]["x"]), np.full((2, 3), [[4], [5]], np.float32))
+
+    class LongError(RangeDataset):
+        def __getitem__(self, i):
+            raise ValueError("corrupt " * 2000)
+
+    with pytest.raises(ValueError, match="(corrupt ){100}"):
+        list(DataLoader(LongError(2), num_workers=1, multiprocessing_context=ctx))
+    written = [int(v) for v in sizes.read_text().split()]
+    assert written and max(written) <= 4096, sorted(written)[-5:]

@@ -84,3 +84,37 @@ def test_checkpoint_of_a_function_containing_scan(policy):
     np.testing.assert_allclose(ember.grad(f)(x), ember.grad(g)(x), rtol=1e-12)
     np.testing.assert_allclose(ember.grad(ember.grad(f))(x), ember.grad(ember.grad(g))(x), rtol=1e-12)
     np.testing.assert_allclose(ember.jit(ember.grad(f))(x), ember.grad(g)(x), rtol=1e-12)
+
+
+def test_custom_jvp_tangent_of_the_wrong_dtype_is_a_clear_error():
+    # a float64 tangent for a float32 output used to pass jvp silently and then fail inside
+    # transposition with an internal mul dtype error
+    import numpy as np
+    import pytest
+
+    import ember
+
+    @ember.custom_jvp
+    def f(x):
+        return ember.numpy.sin(x)
+
+    @f.defjvp
+    def _(primals, tangents):
+        (x,), (t,) = primals, tangents
+        return f(x), ember.numpy.cos(x) * t * np.float64(2.0)
+
+    x = np.ones(3, np.float32)
+    for run in (lambda: ember.jvp(f, (x,), (x,)), lambda: ember.grad(lambda v: f(v).sum())(x)):
+        with pytest.raises(TypeError, match=r"custom_jvp rule of f: tangent output 0 is float64\[3\], "
+                                            r"but the function's output 0 is float32\[3\].*astype\(float32\)"):
+            run()
+
+    @ember.custom_jvp
+    def g(x):
+        return x * 2.0
+
+    @g.defjvp
+    def _(primals, tangents):  # a Python scalar tangent of the right shape is cast
+        return g(primals[0]), 2.0
+
+    assert ember.jvp(g, (np.float64(1.0),), (np.float64(1.0),))[1].dtype == np.float64

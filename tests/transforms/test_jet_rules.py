@@ -14,6 +14,9 @@ import ember.random  # noqa: F401
 from ember import lax
 from ember.fx.core import PRIMITIVES as _REGISTRY, Primitive
 from ember.transforms.jet import install_jvp_derived_rules, jet
+from ember.fx.prims.linalg_hessenberg import hessenberg as _hessenberg
+from ember.fx.prims.linalg_qr_pivots import qr_pivots as _qr_pivots
+from ember.fx.prims.linalg_sqrtm import sqrtm as _sqrtm
 
 
 def _ember_primitives() -> dict:
@@ -200,6 +203,8 @@ TABLE.update(
     eig=(lambda a: lax.real(_first(lax.linalg.eig(_spd() + enp.diag(a * np.array([1.0, 2.0, 3.0])),
                                                   compute_eigenvectors=False))),
          [_vec(3)], 4, 1e-9),
+    hessenberg=(lambda a: _hessenberg(_spd() + enp.outer(a, a))[1], [_vec(3)], 4, 1e-9),
+    sqrtm=(lambda a: lax.real(_sqrtm(_spd() + enp.diag(a * np.array([1.0, 2.0, 3.0])))), [_vec(3)], 4, 1e-9),
     sampler_math=(lambda a: _rp.sampler_math("log1p", a), [_vec()], 10, 1e-12),
     checkpoint_name=(lambda a: lax.exp(checkpoint_name(lax.sin(a), "h")), [_vec()], 10, 1e-12),
     jit_call=(ember.jit(lambda a, b: lax.exp(a) * lax.sin(b)), [_vec(), _vec()], 8, 1e-12),
@@ -211,6 +216,8 @@ TABLE.update(
     while_loop=(lambda a: ember.lax.while_loop(lambda c: c[1] < 3, lambda c: (lax.sin(c[0]) * 1.5, c[1] + 1),
                                                (a, 0))[0], [_vec()], 8, 1e-12),
     custom_jvp_call=(_softplus, [_vec()], 8, 1e-12),
+    # the float64 layout itself: linear, and exact, so the orders compare to rounding
+    reduce_precision=(lambda a: lax.reduce_precision(lax.exp(a), 11, 52) * a, [_vec()], 10, 1e-12),
 )
 
 
@@ -263,8 +270,9 @@ def test_custom_vjp_uses_the_primal_function():
 ZERO_SERIES = {"and", "argmax", "argmin", "bitcast_convert_type", "ceil", "clz", "eq", "floor", "ge", "gt",
                "iota", "is_finite", "le", "lt", "ne", "nextafter", "not", "or", "population_count",
                "reduce_and", "reduce_or", "reduce_xor", "round", "shift_left", "shift_right_arithmetic",
-               "shift_right_logical", "sign", "stop_gradient", "xor", "threefry2x32"}
+               "shift_right_logical", "sign", "stop_gradient", "xor", "threefry2x32", "qr_pivots"}
 COVERED_ELSEWHERE = {"custom_vjp_call",   # test_custom_vjp_uses_the_primal_function
+                     "pure_callback",    # tests/debug/test_pure_callback.py: no derivative, a clear error
                      "debug_callback"}   # tests/debug/test_callbacks.py::test_jet_prints_primal
 
 
@@ -293,6 +301,8 @@ def test_zero_series_primitives(name):
         f = lambda x: getattr(lax, name)(x, 1.0)  # noqa: E731
     elif name in ("argmax", "argmin"):
         f = lambda x: getattr(lax, name)(x, 0, np.int32)  # noqa: E731
+    elif name == "qr_pivots":
+        f = lambda x: _qr_pivots(enp.outer(x, x) + enp.diag(x))  # noqa: E731
     else:   # integer/bool primitives: reached from a float through a conversion
         f = {"and": lambda x: lax.bitwise_and(lax.convert_element_type(x, "int32"), 3),
              "or": lambda x: lax.bitwise_or(lax.convert_element_type(x, "int32"), 3),

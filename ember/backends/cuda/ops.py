@@ -403,6 +403,44 @@ def _clz(em, vals, in_dt, dtype, params):
     return f"(({t})(__clz((int)(unsigned int)({u}){vals[0]}) - {32 - bits}))"
 
 
+_RP_BITS = {"float16": ("__half_as_ushort(__float2half_rn({}))", "__half2float(__ushort_as_half({}))"),
+            "bfloat16": ("(unsigned short)(__float_as_uint({}) >> 16)",
+                         "__uint_as_float(((unsigned int){}) << 16)"),
+            "float32": ("__float_as_uint({})", "__uint_as_float({})"),
+            "float64": ("(unsigned long long)__double_as_longlong({})",
+                        "__longlong_as_double((long long){})")}
+
+
+@lowering(_cv.reduce_precision_p)
+def _reduce_precision(em, vals, in_dt, dtype, params):
+    """XLA's ReducePrecision on the storage format's bit pattern, as the reference
+    (convert.py's `_rp_impl`) and the LLVM lowering."""
+    (x,) = vals
+    name = _name(in_dt)
+    _, E, M = _cv.FLOAT_LAYOUT[name]
+    e, m = params["exponent_bits"], params["mantissa_bits"]
+    if e >= E and m >= M:
+        return x
+    width = np.dtype(in_dt).itemsize * 8
+    u_t = unsigned_ctype(in_dt)
+    to_bits, from_bits = _RP_BITS[name]
+
+    def c(v):
+        return f"(({u_t}){int(v) & ((1 << width) - 1)}ull)"
+    u = em.tmp(in_dt, to_bits.format(x), u_t)
+    if m < M:
+        shift = M - m
+        u = em.tmp(in_dt, f"({u_t})((({u_t})({u} + (({u} >> {shift}) & 1u) + {c((1 << (shift - 1)) - 1)}))"
+                          f" & {c(~((1 << shift) - 1))})", u_t)
+    if e < E:
+        bias, rbias = (1 << (E - 1)) - 1, (1 << (e - 1)) - 1
+        field = em.tmp(in_dt, f"({u_t})({u} & {c(((1 << E) - 1) << M)})", u_t)
+        zero = em.tmp(in_dt, f"({u_t})({u} & {c(1 << (width - 1))})", u_t)
+        u = em.tmp(in_dt, f"({field} > {c((bias + rbias) << M)} ? ({u_t})({zero} | {c(((1 << E) - 1) << M)})"
+                          f" : {field} <= {c((bias - rbias) << M)} ? {zero} : {u})", u_t)
+    return f"({x} != {x} ? {x} : {from_bits.format(u)})"
+
+
 # stop_gradient and checkpoint_name are defined in ember.transforms, above the
 # backends in the layering, so they are found through the registry (the
 # scheduler drops them from expressions; the entries keep the table whole)

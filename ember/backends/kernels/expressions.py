@@ -19,7 +19,8 @@ import itertools
 import numpy as np
 
 from ...fx.ir import Literal
-from ...fx.prims import contraction as _contraction, elementwise as _ew, indexing as _indexing, reduce as _reduce
+from ...fx.prims import contraction as _contraction, convert as _cv, elementwise as _ew
+from ...fx.prims import indexing as _indexing, reduce as _reduce
 from ...fx.prims import shape as _shape
 from .loop_ir import E, const, delinearize, iadd, iclamp, iconst, idiv, imod, imul, linearize
 
@@ -27,7 +28,7 @@ from .loop_ir import E, const, delinearize, iadd, iclamp, iconst, idiv, imod, im
 _ELEMENTWISE_KINDS = ("elementwise", "identity")
 # params of elementwise primitives that the value expression carries (the rest,
 # e.g. convert's new_dtype, are the expression's dtype)
-_OP_PARAMS = {_ew.integer_pow_p: ("y",)}
+_OP_PARAMS = {_ew.integer_pow_p: ("y",), _cv.reduce_precision_p: ("exponent_bits", "mantissa_bits")}
 
 
 def _dot_indices(eq, out_idx, contract_idx):

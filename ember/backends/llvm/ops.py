@@ -387,6 +387,48 @@ def _nextafter(em, vals, in_dt, dtype, params):
     return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), r)
 
 
+@lowering(_cv.reduce_precision_p)
+def _reduce_precision(em, vals, in_dt, dtype, params):
+    """XLA's ReducePrecision on the storage format's bit pattern (as the reference:
+    convert.py's `_rp_impl`), so half precision subnormals round as float16 does."""
+    b = em.b
+    (x,) = vals
+    d = np.dtype(in_dt)
+    ut, E, M = _cv.FLOAT_LAYOUT[d.name]
+    e, m = params["exponent_bits"], params["mantissa_bits"]
+    if e >= E and m >= M:
+        return x
+    width = d.itemsize * 8
+    ity = ir.IntType(width)
+
+    def c(v):
+        return ir.Constant(ity, int(v) & ((1 << width) - 1))
+    if d == _dt.float16:
+        u = b.bitcast(b.fptrunc(x, F16), I16)
+    elif d == _dt.bfloat16:
+        u = b.trunc(b.lshr(b.bitcast(x, I32), ir.Constant(I32, 16)), I16)
+    else:
+        u = b.bitcast(x, ity)
+    if m < M:
+        shift = M - m
+        lsb = b.and_(b.lshr(u, c(shift)), c(1))
+        u = b.and_(b.add(b.add(u, lsb), c((1 << (shift - 1)) - 1)), c(~((1 << shift) - 1)))
+    if e < E:
+        bias, rbias = (1 << (E - 1)) - 1, (1 << (e - 1)) - 1
+        field = b.and_(u, c(((1 << E) - 1) << M))
+        signed_zero = b.and_(u, c(1 << (width - 1)))
+        u = b.select(b.icmp_unsigned("<=", field, c((bias - rbias) << M)), signed_zero, u)
+        u = b.select(b.icmp_unsigned(">", field, c((bias + rbias) << M)),
+                     b.or_(signed_zero, c(((1 << E) - 1) << M)), u)
+    if d == _dt.float16:
+        r = b.fpext(b.bitcast(u, F16), F32)
+    elif d == _dt.bfloat16:
+        r = b.bitcast(b.shl(b.zext(u, I32), ir.Constant(I32, 16)), F32)
+    else:
+        r = b.bitcast(u, x.type)
+    return b.select(b.fcmp_unordered("uno", x, x), x, r)
+
+
 def _dt_int(float_type):
     return I64 if float_type == F64 else I32
 

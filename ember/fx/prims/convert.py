@@ -1,4 +1,5 @@
-"""Dtype conversion primitives: convert_element_type and bitcast_convert_type.
+"""Dtype conversion primitives: convert_element_type, bitcast_convert_type and
+reduce_precision (rounding to a narrower float format within a dtype).
 
 Example:
     >>> import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ..core import AbstractArray, Primitive, Zero, get_aval, tangent_aval
-from .rules import defvectorized
+from .rules import deflinear, defvectorized
 from ..spelling import user_str
 
 
@@ -168,3 +169,79 @@ bitcast_convert_type_p.jvp = _bitcast_jvp
 def bitcast_convert_type(x, new_dtype):
     """Reinterpret the bits of `x` as `new_dtype` (sizes differing -> a trailing dim)."""
     return bitcast_convert_type_p.bind(x, new_dtype=_dt.canonicalize(new_dtype))
+
+
+# --- reduce_precision: round to a narrower float format, staying in the same dtype -----
+
+# float dtype -> (unsigned type of its width, exponent bits, mantissa bits)
+FLOAT_LAYOUT = {"float16": (np.uint16, 5, 10), "bfloat16": (np.uint16, 8, 7),
+                "float32": (np.uint32, 8, 23), "float64": (np.uint64, 11, 52)}
+
+
+def _rp_abstract(x, *, exponent_bits, mantissa_bits):
+    if not _dt.is_float(x.dtype):
+        raise TypeError(f"reduce_precision: operand must be a real float, got {user_str(x)}")
+    return AbstractArray(x.shape, x.dtype, x.weak_type)
+
+
+def _rp_impl(x, *, exponent_bits, mantissa_bits):
+    """XLA's ReducePrecision on the bit pattern: round the mantissa to nearest even at
+    `mantissa_bits`, then send exponents the narrower format cannot hold to +-inf
+    (above) and +-0 (below its smallest normal: it has no subnormals); NaN stays."""
+    x = np.asarray(x)
+    ut, E, M = FLOAT_LAYOUT[x.dtype.name]
+    e, m = exponent_bits, mantissa_bits
+    if e >= E and m >= M:
+        return x.copy()
+    u = x.view(ut).copy()
+    one = ut(1)
+    if m < M:
+        shift = ut(M - m)
+        last = one << shift
+        lsb = (u >> shift) & one
+        u = ((u + lsb + ((last >> one) - one)) & ~(last - one)).astype(ut)
+    if e < E:
+        exp_mask = ut(((1 << E) - 1) << M)
+        bias, rbias = (1 << (E - 1)) - 1, (1 << (e - 1)) - 1
+        field = u & exp_mask
+        signed_zero = u & ut(1 << (x.dtype.itemsize * 8 - 1))
+        u = np.where(field > ut((bias + rbias) << M), signed_zero | exp_mask,
+                     np.where(field <= ut((bias - rbias) << M), signed_zero, u)).astype(ut)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(x), x, u.view(x.dtype))
+
+
+reduce_precision_p = Primitive("reduce_precision")
+reduce_precision_p.abstract_eval = _rp_abstract
+reduce_precision_p.impl = _rp_impl
+defvectorized(reduce_precision_p)
+
+
+def _rp_transpose(ct, x, **params):
+    return [Zero(x.aval) if type(ct) is Zero else reduce_precision_p.bind(ct, **params)]
+
+
+# linear as JAX takes it: tangents and cotangents are rounded to the format as well
+deflinear(reduce_precision_p, _rp_transpose)
+
+
+def reduce_precision(operand, exponent_bits: int, mantissa_bits: int):
+    """`operand` rounded to a float format with `exponent_bits` exponent and
+    `mantissa_bits` mantissa bits, keeping its dtype (jax.lax.reduce_precision): round to
+    nearest even, values beyond the format's range to +-inf, below its smallest normal to
+    +-0, NaN kept.  `reduce_precision(x, 5, 10)` simulates float16 in float32;
+    `(8, 7)` bfloat16; `(4, 3)` float8_e4m3 without its NaN-only top code.  Derivatives
+    pass through rounded the same way.
+
+    Example:
+        >>> import numpy as np
+        >>> reduce_precision(np.float32(1 + 2 ** -9), 8, 7).item()  # bfloat16 keeps 7 bits
+        1.0
+        >>> reduce_precision(np.float32(1e5), 5, 10).item()  # beyond float16's range
+        inf
+    """
+    e, m = int(exponent_bits), int(mantissa_bits)
+    if e < 1 or m < 0:
+        raise ValueError(f"reduce_precision: exponent_bits must be >= 1 and mantissa_bits >= 0, "
+                         f"got exponent_bits={exponent_bits}, mantissa_bits={mantissa_bits}")
+    return reduce_precision_p.bind(operand, exponent_bits=e, mantissa_bits=m)

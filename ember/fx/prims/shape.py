@@ -797,12 +797,15 @@ iota_p.batch = lambda axis_size, args, dims, **params: (iota_p.bind(**params), N
 iota_p.not_applicable.add("transpose")
 
 
-def iota(dtype, shape, dimension):
-    """An array of `shape` whose values count 0, 1, ... along `dimension`.
+def iota(dtype, shape, dimension=0):
+    """An array of `shape` whose values count 0, 1, ... along `dimension`: with an int
+    shape, JAX's `lax.iota(dtype, size)`; with a tuple, its `lax.broadcasted_iota`.
 
     Example:
         >>> iota(np.int32, (2, 3), 1).tolist()
         [[0, 1, 2], [0, 1, 2]]
+        >>> iota(np.int32, 3).tolist()
+        [0, 1, 2]
     """
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)

@@ -324,8 +324,9 @@ top_k_p.batch = _top_k_batch
 top_k_p.not_applicable.add("transpose")
 
 
-def top_k(operand, k: int):
-    """The `k` largest entries along the last axis, descending, and their int32 indices.
+def top_k(operand, k: int, *, axis: int = -1):
+    """The `k` largest entries along `axis` (default the last), descending, and their
+    int32 indices.
 
     Ties come lower index first; NaN counts as the largest value.
 
@@ -334,6 +335,16 @@ def top_k(operand, k: int):
         >>> v, i = top_k(np.array([1., 4., 2., 4.], np.float32), 2)
         >>> v.tolist(), i.tolist()
         ([4.0, 4.0], [1, 3])
+        >>> top_k(np.array([[1., 5.], [3., 2.]], np.float32), 1, axis=0)[1].tolist()
+        [[1, 0]]
     """
+    nd = get_aval(operand).ndim
+    if not -max(nd, 1) <= axis < max(nd, 1):
+        raise ValueError(f"top_k: axis {axis} is out of range for an operand of shape "
+                         f"{get_aval(operand).shape}")
+    axis %= max(nd, 1)
+    if nd and axis != nd - 1:  # the primitive works on the last axis: move `axis` there and back
+        vals, idx = top_k_p.bind(moveaxis(operand, axis, nd - 1), k=int(k))
+        return moveaxis(vals, nd - 1, axis), moveaxis(idx, nd - 1, axis)
     vals, idx = top_k_p.bind(operand, k=int(k))
     return vals, idx

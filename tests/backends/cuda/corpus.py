@@ -61,6 +61,10 @@ def primitive_programs():
     for name in ("neg", "abs", "sign", "bitwise_not", "population_count", "clz", "square"):
         for d in nvr.INTS:
             out.append((f"{name}[{d}]", _graph(getattr(lax, name), nvr._data(d, (9,), rng))))
+    for d in nvr.FLOATS:
+        for e, m in ((5, 10), (8, 7), (4, 3), (2, 1), (8, 0)):
+            out.append((f"reduce_precision{e},{m}[{d}]",
+                        _graph(lambda v, e=e, m=m: lax.reduce_precision(v, e, m), nvr._data(d, (64,), rng))))
     dts = nvr.FLOATS + nvr.INTS + [np.dtype(bool)]
     for src in dts:
         for dst in dts:

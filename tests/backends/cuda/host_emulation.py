@@ -46,6 +46,7 @@ template <typename T, typename U> static inline T ember_cast_bits(U u) { T t; st
 static inline float __int_as_float(int i) { return ember_cast_bits<float>(i); }
 static inline int __float_as_int(float f) { return ember_cast_bits<int>(f); }
 static inline unsigned __float_as_uint(float f) { return ember_cast_bits<unsigned>(f); }
+static inline float __uint_as_float(unsigned u) { return ember_cast_bits<float>(u); }
 static inline double __longlong_as_double(long long i) { return ember_cast_bits<double>(i); }
 static inline long long __double_as_longlong(double d) { return ember_cast_bits<long long>(d); }
 static inline float __fadd_rn(float a, float b) { return a + b; }
@@ -71,6 +72,8 @@ struct __half { _Float16 h; };
 struct __nv_bfloat16 { unsigned short x; };
 static inline float __half2float(__half h) { return (float)h.h; }
 static inline __half __float2half_rn(float f) { __half h; h.h = (_Float16)f; return h; }
+static inline unsigned short __half_as_ushort(__half h) { return ember_cast_bits<unsigned short>(h); }
+static inline __half __ushort_as_half(unsigned short u) { return ember_cast_bits<__half>(u); }
 static inline float __bfloat162float(__nv_bfloat16 b) { return __int_as_float((int)((unsigned)b.x << 16)); }
 static inline __nv_bfloat16 __float2bfloat16_rn(float f) {
   unsigned u = __float_as_uint(f);
