@@ -44,6 +44,7 @@ MODULES = [
 # Optional modules: documented when they import.
 OPTIONAL = [
     ("ember.scipy.special", "special functions (scipy.special names)"),
+    ("ember.scipy.stats", "probability distributions (scipy.stats names)"),
     ("ember.scipy.linalg", "scipy.linalg names"),
     ("ember.scipy.sparse.linalg", "iterative solvers (scipy.sparse.linalg names)"),
     ("ember.scipy.optimize", "minimisation (scipy.optimize names)"),

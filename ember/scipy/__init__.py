@@ -1,4 +1,4 @@
-"""`ember.scipy`: the parts of SciPy that JAX users reach for (`special`, `linalg`,
+"""`ember.scipy`: the parts of SciPy that JAX users reach for (`special`, `stats`, `linalg`,
 `sparse.linalg`, `optimize`), composed from ember primitives so every transform applies.
 
 Example:
@@ -6,4 +6,4 @@ Example:
     >>> float(sps.xlogy(0.0, 0.0))
     0.0
 """
-from . import linalg, optimize, sparse, special  # noqa: F401
+from . import linalg, optimize, sparse, special, stats  # noqa: F401
