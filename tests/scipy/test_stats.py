@@ -245,3 +245,26 @@ def test_dtypes(dt):
     assert stats.norm.logpdf(enp.arange(3)).dtype == np.float32
     with pytest.raises(TypeError, match="norm.logpdf: complex inputs are not supported"):
         stats.norm.logpdf(enp.asarray([1j]))
+
+
+def test_multivariate_normal_allow_singular_matches_scipys_degenerate_density():
+    import scipy.stats as ss
+    from ember.scipy.stats import multivariate_normal as mvn
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((4, 2))
+    cov = A @ A.T                      # rank 2
+    mean = rng.standard_normal(4)
+    inside = (mean[:, None] + A @ rng.standard_normal((2, 6))).T
+    want = ss.multivariate_normal.logpdf(inside, mean, cov, allow_singular=True)
+    np.testing.assert_allclose(mvn.logpdf(inside, mean, cov, allow_singular=True), want, rtol=1e-9)
+    np.testing.assert_allclose(mvn.pdf(inside, mean, cov, allow_singular=True), np.exp(want), rtol=1e-9)
+    outside = inside + 0.1             # off the support: scipy's -inf
+    assert np.all(np.isneginf(np.asarray(mvn.logpdf(outside, mean, cov, allow_singular=True))))
+    # a full-rank cov gives the ordinary density, with the same gradient
+    C = np.array([[2.0, 0.3], [0.3, 1.0]])
+    x = rng.standard_normal((3, 2))
+    np.testing.assert_allclose(mvn.logpdf(x, np.zeros(2), C, allow_singular=True),
+                               ss.multivariate_normal.logpdf(x, np.zeros(2), C), rtol=1e-12)
+    g1 = ember.grad(lambda m: mvn.logpdf(x, m, C, allow_singular=True).sum())(np.zeros(2))
+    g2 = ember.grad(lambda m: mvn.logpdf(x, m, C).sum())(np.zeros(2))
+    np.testing.assert_allclose(g1, g2, rtol=1e-12)
