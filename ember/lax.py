@@ -48,8 +48,8 @@ from .fx.prims.collective import (all_gather, all_to_all, axis_index, axis_size,
 from . import lax_linalg as linalg  # noqa: F401,E402
 from .transforms.implicit import custom_linear_solve, custom_root  # noqa: F401,E402
 from .lax_composites import (approx_max_k, approx_min_k, bessel_i0e, bessel_i1e,  # noqa: F401,E402
-                             broadcast, broadcast_to_rank, broadcasted_iota, collapse, conv,
-                             conv_with_general_padding, empty, full, full_like,
+                             betainc, broadcast, broadcast_to_rank, broadcasted_iota, collapse, conv,
+                             conv_with_general_padding, empty, full, full_like, igamma, igammac,
                              optimization_barrier, reciprocal, scatter_sub, select, split, stack,
                              stop_gradient, tile, unstack, zeta)
 from .lax_reduce import reduce, reduce_window  # noqa: F401,E402

@@ -22,9 +22,10 @@ from .fx.prims.shape import broadcast_in_dim, concatenate, reshape, slice_in_dim
 from .fx.prims.sort import top_k
 from .transforms.misc import stop_gradient  # noqa: F401  (jax.lax.stop_gradient)
 
-__all__ = ["approx_max_k", "approx_min_k", "bessel_i0e", "bessel_i1e", "broadcast",
+__all__ = ["approx_max_k", "approx_min_k", "bessel_i0e", "bessel_i1e", "betainc", "broadcast",
            "broadcast_to_rank", "broadcasted_iota", "collapse", "conv", "conv_with_general_padding",
-           "empty", "full", "full_like", "optimization_barrier", "reciprocal", "scatter_sub",
+           "empty", "full", "full_like", "igamma", "igammac", "optimization_barrier", "reciprocal",
+           "scatter_sub",
            "select", "split", "stack", "stop_gradient", "tile", "unstack", "zeta"]
 
 
@@ -369,3 +370,42 @@ def zeta(x, q):
     """
     from .scipy.special import zeta as _zeta
     return _zeta(x, q)
+
+
+def igamma(a, x):
+    """The regularized lower incomplete gamma function P(a, x) (jax.lax.igamma;
+    `ember.scipy.special.gammainc`).
+
+    Example:
+        >>> from ember import lax
+        >>> round(float(lax.igamma(1.0, 1.0)), 5)  # 1 - exp(-1)
+        0.63212
+    """
+    from .scipy.special import gammainc
+    return gammainc(a, x)
+
+
+def igammac(a, x):
+    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)
+    (jax.lax.igammac; `ember.scipy.special.gammaincc`).
+
+    Example:
+        >>> from ember import lax
+        >>> round(float(lax.igammac(1.0, 1.0)), 5)  # exp(-1)
+        0.36788
+    """
+    from .scipy.special import gammaincc
+    return gammaincc(a, x)
+
+
+def betainc(a, b, x):
+    """The regularized incomplete beta function I_x(a, b) (jax.lax.betainc;
+    `ember.scipy.special.betainc`).
+
+    Example:
+        >>> from ember import lax
+        >>> round(float(lax.betainc(1.0, 1.0, 0.25)), 6)
+        0.25
+    """
+    from .scipy.special import betainc as _betainc
+    return _betainc(a, b, x)

@@ -118,3 +118,7 @@ def test_special_function_names():
     np.testing.assert_allclose(lax.bessel_i1e(x), sp.i1e(x), rtol=1e-12)
     np.testing.assert_allclose(lax.zeta(np.array([2.0, 3.5]), np.array([1.0, 2.0])),
                                sp.zeta([2.0, 3.5], [1.0, 2.0]), rtol=1e-12)
+    a, z = np.array([0.5, 2.0, 7.0]), np.array([0.3, 2.5, 4.0])
+    np.testing.assert_allclose(lax.igamma(a, z), sp.gammainc(a, z), rtol=1e-12)
+    np.testing.assert_allclose(lax.igammac(a, z), sp.gammaincc(a, z), rtol=1e-12)
+    np.testing.assert_allclose(lax.betainc(a, a + 1, z / 5), sp.betainc(a, a + 1, z / 5), rtol=1e-12)
