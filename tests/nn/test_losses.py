@@ -269,3 +269,12 @@ def test_huber_and_smooth_l1_hessians_at_zero_residual(loss):
     np.testing.assert_allclose(np.asarray(ember.hessian(f)(x)), np.diag(want), rtol=1e-14, atol=1e-14)
     np.testing.assert_allclose(np.asarray(ember.jit(ember.hessian(f))(x)), np.diag(want), rtol=1e-14, atol=1e-14)
     ember.testing.check_grads(f, (x + np.array([0.1, 0.0, 0.0]),), order=2)
+
+
+def test_pairwise_distance_hessian_where_a_difference_is_zero():
+    # ||x1 - x2 + eps||**2 has Hessian 2 I in x1; through abs(r) * abs(r) the entry of
+    # the component with r == 0 (x1 - x2 == -eps) came out 0
+    x2 = np.array([[1e-6, 0.0, 0.5]])
+    x1 = np.array([[0.0, 1.0, -0.5]])
+    h = ember.hessian(lambda v: F.pairwise_distance(v, x2)[0] ** 2)(x1)
+    np.testing.assert_allclose(np.asarray(h).reshape(3, 3), 2 * np.eye(3), rtol=1e-12, atol=1e-12)
