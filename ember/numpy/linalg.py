@@ -747,8 +747,7 @@ def lstsq(a, b, rcond=None):
     x = _dot.dot_general(_H(vh), scaled, (((1,), (0,)), ((), ())))
     if m > n:
         r = _ew.sub(b2, _dot.dot_general(a, x, (((1,), (0,)), ((), ()))))
-        ra = _ew.abs(r)
-        resid = _red.reduce_sum(_ew.mul(ra, ra), (0,))
+        resid = _red.reduce_sum(_abs_squared(r), (0,))
     else:
         resid = asarray(np.zeros((0,), _dt.real_dtype(compute)))
     if vec:

@@ -408,6 +408,16 @@ def test_norm_hessians_at_zero_elements():
     ember.testing.check_grads(lambda v: LA.vector_norm(v, ord=4), (x + 0.5,), order=2)
 
 
+
+def test_lstsq_residual_hessian_at_a_zero_residual():
+    # resid = sum r**2 with r = (I - P) b = [0, 0, b3]: Hessian in b is diag(0, 0, 2);
+    # summed as abs(r) * abs(r), the exactly-zero component lost its curvature
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    for b in (np.array([1.0, 2.0, 0.0]), np.array([1.0, 2.0, 0.5])):
+        h = ember.hessian(lambda b: LA.lstsq(a, b)[1][0])(b)
+        np.testing.assert_allclose(np.asarray(h), np.diag([0.0, 0.0, 2.0]), atol=1e-12)
+
+
 def test_vmap():
     rng = np.random.default_rng(16)
     a = _rand(rng, (3, 4, 4)) + 3 * np.eye(4)
