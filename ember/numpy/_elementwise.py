@@ -535,7 +535,7 @@ def hypot(x1, x2, /):
     return _in_float32_if_half(_hypot, a, b)
 
 
-def _hypot(a, b):
+def _hypot_primal(a, b):
     aa, ab = _ew.abs(a), _ew.abs(b)
     m = _ew.max(aa, ab)
     n = _ew.min(aa, ab)
@@ -546,6 +546,26 @@ def _hypot(a, b):
     h = _select(_ew.eq(m, zero), _zeros_like(h), h)
     inf = _ew.bitwise_or(_isinf_float(a), _isinf_float(b))
     return _select(inf, _full_like_shape(_c(a, np.inf), h), h)
+
+
+# The primal's max/min/abs have kinks where the function is smooth (a == 0 with b != 0:
+# abs's derivative sign(0) = 0 there lost d2/da2 = 1/|b|). The true derivative is
+# (a da + b db) / h, taken as 0 at h == 0 (the cone's apex, like abs).
+_hypot = custom_jvp(_hypot_primal)
+
+
+def _hypot_jvp(primals, tangents):
+    a, b = primals
+    ta, tb = tangents
+    h = _hypot(a, b)
+    flat = _ew.eq(h, _c(a, 0))
+    safe = _select(flat, _full_like_shape(_c(a, 1), h), h)
+    wa = _select(flat, _zeros_like(h), _ew.div(a, safe))
+    wb = _select(flat, _zeros_like(h), _ew.div(b, safe))
+    return h, _ew.add(_ew.mul(wa, ta), _ew.mul(wb, tb))
+
+
+_hypot.defjvp(_hypot_jvp)
 
 
 def logaddexp(x1, x2, /):

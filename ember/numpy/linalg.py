@@ -747,8 +747,7 @@ def lstsq(a, b, rcond=None):
     x = _dot.dot_general(_H(vh), scaled, (((1,), (0,)), ((), ())))
     if m > n:
         r = _ew.sub(b2, _dot.dot_general(a, x, (((1,), (0,)), ((), ()))))
-        ra = _ew.abs(r)
-        resid = _red.reduce_sum(_ew.mul(ra, ra), (0,))
+        resid = _red.reduce_sum(_abs_squared(r), (0,))
     else:
         resid = asarray(np.zeros((0,), _dt.real_dtype(compute)))
     if vec:
@@ -765,12 +764,22 @@ def _norm_input(x):
     return _cv.convert_element_type(x, compute), out
 
 
+def _abs_squared(x):
+    """|x|^2 as x * x (re^2 + im^2 for complex x): smooth at 0, where abs(x) * abs(x)
+    is not to ember's autodiff (abs has derivative sign(0) = 0 there, so the second
+    derivative of the product at a zero element came out 0 instead of 2)."""
+    if _dt.kind(get_aval(x).dtype) == "c":
+        re, im = _ew.real(x), _ew.imag(x)
+        return _ew.add(_ew.mul(re, re), _ew.mul(im, im))
+    return _ew.mul(x, x)
+
+
 def _vector_norm_axes(x, axes, ord):
     a = get_aval(x)
     ax = _ew.abs(x)
     rd = get_aval(ax).dtype
     if ord == 2:
-        return _ew.sqrt(_red.reduce_sum(_ew.mul(ax, ax), axes))
+        return _ew.sqrt(_red.reduce_sum(_abs_squared(x), axes))
     if ord == 1:
         return _red.reduce_sum(ax, axes)
     if ord == math.inf:
@@ -783,7 +792,13 @@ def _vector_norm_axes(x, axes, ord):
     if isinstance(ord, str):
         raise ValueError(f"vector_norm: invalid ord {ord!r} for vectors")  # noqa: TRY004 (numpy's)
     p = const(rd, ord)
-    return _ew.pow(_red.reduce_sum(_ew.pow(ax, p), axes), const(rd, 1.0 / ord))
+    if float(ord).is_integer() and ord > 0 and ord % 2 == 0 and _dt.kind(a.dtype) != "c":
+        # |x|^p = x^p for even p, smooth at 0 (through abs, derivatives of order p
+        # and beyond are lost at zero elements)
+        powers = _ew.integer_pow(x, int(ord))
+    else:
+        powers = _ew.pow(ax, p)
+    return _ew.pow(_red.reduce_sum(powers, axes), const(rd, 1.0 / ord))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):

@@ -62,10 +62,11 @@ def backward_pass(graph: Graph, consts, cts_out) -> list:
         args = [UndefinedPrimal(a.aval) if type(a) is Var and a in linear
                 else (a.value if type(a) is Literal else known[a]) for a in eq.inputs]
         if eq.prim.transpose is None:
+            culprit = eq if _hint(eq.prim.name) else (_untransposable_source(eq, lin_eqs, linear) or eq)
             raise TypeError(
-                f"cannot transpose '{eq.prim.name}': it is not linear in its differentiated "
-                f"inputs (source: {eq.source or 'unknown'}). "
-                + _hint(eq.prim.name))
+                f"cannot transpose '{culprit.prim.name}': it is not linear in its differentiated "
+                f"inputs (source: {culprit.source or 'unknown'}). "
+                + _hint(culprit.prim.name))
         if eq.prim.multiple_results:
             ct_arg = [Zero(tangent_aval(v.aval)) if c is None else c for v, c in zip(eq.outputs, cts)]
         else:
@@ -73,12 +74,39 @@ def backward_pass(graph: Graph, consts, cts_out) -> list:
         tok = transform_source.set(eq.source)   # equations it creates keep the forward line
         try:
             cts_in = eq.prim.transpose(ct_arg, *args, **eq.params)
+        except TypeError as e:
+            culprit = _untransposable_source(eq, lin_eqs, linear)
+            if culprit is None:
+                raise
+            # a value the untransposable equation computed reached `eq` as if linear (the
+            # primal of a while_loop's carry: mul of it and its tangent is "not linear")
+            raise TypeError(
+                f"cannot transpose '{culprit.prim.name}': it is not linear in its differentiated "
+                f"inputs (source: {culprit.source or 'unknown'}). " + _hint(culprit.prim.name)) from e
         finally:
             transform_source.reset(tok)
         for a, c in zip(eq.inputs, cts_in):
             write(a, c)
 
     return [ct_env.get(v, Zero(tangent_aval(v.aval))) for v in graph.inputs]
+
+
+def _untransposable_source(eq, lin_eqs, linear):
+    """The equation with no transpose rule and a hint for it (a while_loop) upstream of
+    `eq`'s linear inputs, or None. Iterative: linear chains can be long."""
+    producer = {v: e for e in lin_eqs for v in e.outputs}
+    stack = [a for a in eq.inputs if type(a) is Var and a in linear]
+    seen = set()
+    while stack:
+        v = stack.pop()
+        if v in seen or v not in producer:
+            continue
+        seen.add(v)
+        e = producer[v]
+        if e.prim.transpose is None and _hint(e.prim.name):
+            return e
+        stack.extend(a for a in e.inputs if type(a) is Var and a in linear)
+    return None
 
 
 def _hint(name):

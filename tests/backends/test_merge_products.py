@@ -105,3 +105,28 @@ def test_operands_that_would_need_flat_rows_are_not_stacked():
     assert _products(g) == 2
     g = ember.make_graph(lambda x, s, w: (x @ w, s[0] @ w))(x, s, w)
     assert _products(g) == 1
+
+
+def test_groups_that_need_each_other_are_not_both_stacked():
+    # u = a @ w and y = q @ w share w; q = a @ x and z = u @ x share x: stacked, each
+    # product would wait on the other, and the graph lost both (a KeyError when
+    # scheduling the jitted Hessian of trace(x @ x @ x))
+    rng = np.random.default_rng(0)
+    a, w, x = rng.standard_normal((2, 3)), rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
+
+    def f(a, w, x):
+        u, q = a @ w, a @ x
+        return q @ w, u @ x
+
+    merged = merge_shared_operand_products(ember.make_graph(f)(a, w, x), T2).graph
+    computed = set(merged.inputs) | {v for e in merged.equations for v in e.outputs}
+    assert all(v in computed for v in merged.outputs)
+    assert _products(ember.make_graph(f)(a, w, x)) == 3   # one group stacked, the other not
+    _native_vs_reference(f, a, w, x, rtol=1e-12)
+
+    m = rng.standard_normal(9)
+    h = ember.jit(ember.hessian(lambda v: enp.trace(v.reshape(3, 3) @ v.reshape(3, 3) @ v.reshape(3, 3))))(m)
+    X, eye = m.reshape(3, 3), np.eye(3)
+    # d/dX_kl of the gradient 3 (X^T X^T)_ij: 3 (delta_il X_jk + delta_jk X_li)
+    expect = 3 * (np.einsum("il,jk->ijkl", eye, X) + np.einsum("jk,li->ijkl", eye, X))
+    np.testing.assert_allclose(np.asarray(h), expect.reshape(9, 9), rtol=1e-12, atol=1e-12)

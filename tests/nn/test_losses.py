@@ -252,3 +252,29 @@ def test_half_embedding_bag_mean():
     idx = enp.asarray(np.ones((1, n), np.int32))
     got = F.embedding_bag(idx, w, mode="mean", padding_idx=0)
     assert got.tolist() == [[1.0, 1.0]]
+
+
+@pytest.mark.parametrize("loss", ["huber", "smooth_l1"])
+def test_huber_and_smooth_l1_hessians_at_zero_residual(loss):
+    # the quadratic piece 0.5 r**2 / beta has second derivative 1 / beta at r == 0 too;
+    # squared through abs(r) (derivative sign(0) = 0) it came out 0
+    t = np.array([0.5, 0.0, 2.3])
+    x = np.array([0.5, 1.5, 2.0])          # residuals 0, 1.5 (linear piece), -0.3
+    if loss == "huber":
+        f = lambda v: F.huber_loss(v, t, delta=0.8, reduction="sum")  # noqa: E731
+        want = [1.0, 0.0, 1.0]
+    else:
+        f = lambda v: F.smooth_l1_loss(v, t, beta=0.8, reduction="sum")  # noqa: E731
+        want = [1 / 0.8, 0.0, 1 / 0.8]
+    np.testing.assert_allclose(np.asarray(ember.hessian(f)(x)), np.diag(want), rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(np.asarray(ember.jit(ember.hessian(f))(x)), np.diag(want), rtol=1e-14, atol=1e-14)
+    ember.testing.check_grads(f, (x + np.array([0.1, 0.0, 0.0]),), order=2)
+
+
+def test_pairwise_distance_hessian_where_a_difference_is_zero():
+    # ||x1 - x2 + eps||**2 has Hessian 2 I in x1; through abs(r) * abs(r) the entry of
+    # the component with r == 0 (x1 - x2 == -eps) came out 0
+    x2 = np.array([[1e-6, 0.0, 0.5]])
+    x1 = np.array([[0.0, 1.0, -0.5]])
+    h = ember.hessian(lambda v: F.pairwise_distance(v, x2)[0] ** 2)(x1)
+    np.testing.assert_allclose(np.asarray(h).reshape(3, 3), 2 * np.eye(3), rtol=1e-12, atol=1e-12)

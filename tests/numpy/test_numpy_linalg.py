@@ -386,6 +386,38 @@ def test_grads_norms_and_products():
     check_grads(LA.matmul, (x, x.T), order=2)
 
 
+
+def test_norm_hessians_at_zero_elements():
+    # ||x||**2 = sum x**2 has Hessian 2 I, zero elements included; through abs(x)**2
+    # (abs's derivative sign(0) = 0) the zero element's row came out 0
+    x = np.array([0.0, 1.0, 2.0])
+    for f in (lambda v: LA.norm(v) ** 2, lambda v: LA.vector_norm(v) ** 2,
+              lambda v: LA.norm(v.reshape(1, 3), "fro") ** 2):
+        np.testing.assert_allclose(np.asarray(ember.hessian(f)(x)), 2 * np.eye(3), atol=1e-14)
+        np.testing.assert_allclose(np.asarray(ember.jit(ember.hessian(f))(x)), 2 * np.eye(3), atol=1e-14)
+    # d2 ||x|| = (I - x x^T / ||x||^2) / ||x||
+    n = np.linalg.norm(x)
+    want = (np.eye(3) - np.outer(x, x) / n ** 2) / n
+    np.testing.assert_allclose(np.asarray(ember.hessian(LA.norm)(x)), want, rtol=1e-14, atol=1e-14)
+    # complex: |z|**2 = re**2 + im**2
+    h = ember.hessian(lambda v: LA.norm(v + 1j * v[::-1]) ** 2)(x)
+    np.testing.assert_allclose(np.asarray(h), 4 * np.eye(3), atol=1e-14)
+    # even ord p: sum x**p, derivatives of order p at a zero element (d4 x**4 = 24)
+    d4 = ember.grad(ember.grad(ember.grad(ember.grad(lambda t: LA.vector_norm(x + t * np.eye(3)[0], ord=4) ** 4))))
+    np.testing.assert_allclose(float(d4(0.0)), 24.0, rtol=1e-12)
+    ember.testing.check_grads(lambda v: LA.vector_norm(v, ord=4), (x + 0.5,), order=2)
+
+
+
+def test_lstsq_residual_hessian_at_a_zero_residual():
+    # resid = sum r**2 with r = (I - P) b = [0, 0, b3]: Hessian in b is diag(0, 0, 2);
+    # summed as abs(r) * abs(r), the exactly-zero component lost its curvature
+    a = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    for b in (np.array([1.0, 2.0, 0.0]), np.array([1.0, 2.0, 0.5])):
+        h = ember.hessian(lambda b: LA.lstsq(a, b)[1][0])(b)
+        np.testing.assert_allclose(np.asarray(h), np.diag([0.0, 0.0, 2.0]), atol=1e-12)
+
+
 def test_vmap():
     rng = np.random.default_rng(16)
     a = _rand(rng, (3, 4, 4)) + 3 * np.eye(4)

@@ -62,3 +62,23 @@ def test_scan_body_not_a_pair():
     with pytest.raises(TypeError, match=r"must return a pair \(new_carry, y\), but lambda .* "
                                         r"returned an array float32\[\]"):
         ember.scan(lambda c, x: c, np.float32(1.0), np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("post", ["square", "sin", "mul", "identity"])
+def test_grad_through_while_loop_names_the_while_loop(post):
+    # reverse mode through a while_loop whose body closes over x: the loop's primal
+    # reached the ops after it as if linear, and the error named them ("mul is not
+    # linear when both operands are linear inputs") instead of the while_loop
+    import ember.numpy as enp
+    x = np.array([0.3, -0.7, 1.2])
+    after = {"square": lambda c: c ** 2, "sin": enp.sin, "mul": lambda c: c * c, "identity": lambda c: c}[post]
+
+    def f(x):
+        def body(s):
+            i, c = s
+            return i + 1, enp.sin(c) * 1.1 + x * c
+        return enp.sum(after(ember.while_loop(lambda s: s[0] < 3, body, (0, x))[1]))
+
+    with pytest.raises(TypeError, match="cannot transpose 'while_loop'.*trip count is dynamic"):
+        ember.grad(f)(x)
+    ember.jacfwd(f)(x)   # forward mode works

@@ -184,3 +184,31 @@ def test_remainder_second_derivatives_are_zero():
     h = ember.hessian(lambda v: enp.remainder(v[0], v[1]))
     for point in ([3.0, 1.5], [2.5, 1.0], [0.0, 1.0]):
         np.testing.assert_array_equal(np.asarray(h(enp.asarray(point, "float64"))), np.zeros((2, 2)))
+
+
+# ---- hypot: smooth wherever (a, b) != (0, 0), a zero operand included -------------------------
+
+def test_hypot_second_derivatives_with_one_operand_zero():
+    # d2/da2 hypot(a, b) = b**2 / h**3: 1/|b| at a == 0 (the abs/max/min primal has kinks
+    # there, and abs's derivative sign(0) = 0 made it 0); d2/dadb = -ab / h**3 = 0
+    def f(v):
+        return enp.hypot(v[0], v[1])
+
+    for b in (2.0, -0.5):
+        v = np.array([0.0, b])
+        want = [[1 / abs(b), 0.0], [0.0, 0.0]]
+        np.testing.assert_allclose(np.asarray(ember.hessian(f)(v)), want, rtol=1e-14, atol=1e-14)
+        np.testing.assert_allclose(np.asarray(ember.jit(ember.hessian(f))(v)), want, rtol=1e-14, atol=1e-14)
+    # hypot(x, x[::-1])**2 = x**2 + x[::-1]**2: Hessian 4 I, zeros included
+    x = np.array([0.0, 1.0, 2.0])
+    h = ember.hessian(lambda x: enp.sum(enp.hypot(x, x[::-1]) ** 2))(x)
+    np.testing.assert_allclose(np.asarray(h), 4 * np.eye(3), rtol=1e-14, atol=1e-14)
+    ember.testing.check_grads(lambda x: enp.sum(enp.hypot(x, x[::-1] + 0.5) ** 3), (x,), order=3,
+                              modes=("fwd", "rev"))
+
+
+def test_hypot_gradient_at_apex_and_with_a_zero_operand():
+    g = ember.grad(lambda a: enp.sum(enp.hypot(a, a)))(np.array([0.0, 1.0]))
+    np.testing.assert_allclose(np.asarray(g), [0.0, math.sqrt(2)])
+    np.testing.assert_allclose(np.asarray(ember.grad(lambda b: enp.sum(enp.hypot(np.array([3.0, 0.0]), b)))(4.0)),
+                               0.8 + 1.0)

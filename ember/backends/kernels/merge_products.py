@@ -147,7 +147,8 @@ def _stacked(members, eqs):
 
 def _topological(eqs, order_key):
     """`eqs` in an order where every value is computed before it is read, keeping
-    the given order (order_key per equation) wherever it already is one."""
+    the given order (order_key per equation) wherever it already is one; equations
+    that wait on each other are left out."""
     producer = {}
     for j, e in enumerate(eqs):
         for v in e.outputs:
@@ -191,6 +192,28 @@ def merge_shared_operand_products(closed: ClosedGraph, target: Target) -> Closed
     groups = _groups(eqs, target)
     if not groups:
         return closed
+    # Each group is checked on its own (no member reads another, however indirectly),
+    # but two groups can still need each other: one member of each reading a member
+    # of the other (u = a @ w and y = q @ w share w, q = a @ x and z = u @ x share x:
+    # the Hessian of trace(x @ x @ x)) puts each stacked product after the other. Groups join one at a time, each
+    # only if the graph stays ordered (a cycle would lose its equations).
+    accepted, ordered = [], None
+    for group in groups:
+        new, key = _merged_equations(eqs, accepted + [group])
+        order = _topological(new, key)
+        if len(order) == len(new):
+            accepted.append(group)
+            ordered = order
+    if not accepted:
+        return closed
+    return ClosedGraph(Graph(g.constvars, g.inputs, ordered, g.outputs), closed.consts,
+                       closed.in_tree, closed.out_tree)
+
+
+def _merged_equations(eqs, groups):
+    """The equations with each group's members replaced by its stacked product (at
+    its last member's position; readers of an earlier member now follow it), and
+    their order keys for `_topological`."""
     at_last = {m[-1]: m for m in groups}
     members = {i for m in groups for i in m}
     new, key = [], []
@@ -202,6 +225,4 @@ def merge_shared_operand_products(closed: ClosedGraph, target: Target) -> Closed
         elif i not in members:
             new.append(e)
             key.append((i, len(key)))
-    # readers of an earlier member now follow the stacked product
-    return ClosedGraph(Graph(g.constvars, g.inputs, _topological(new, key), g.outputs), closed.consts,
-                       closed.in_tree, closed.out_tree)
+    return new, key

@@ -258,8 +258,11 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if not delta > 0:
         raise ValueError(f"huber_loss: delta must be positive, got delta={delta}")
     x, t = _pair(input, target, "huber_loss", "warn", dtype="input", float_input=True)
-    d = e.abs(x - t)
-    loss = e.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    r = x - t
+    d = e.abs(r)
+    # the quadratic piece squares r, not |r|: through abs (derivative sign(0) = 0) the
+    # second derivative at r == 0 came out 0 instead of 1
+    loss = e.where(d < delta, 0.5 * r * r, delta * (d - 0.5 * delta))
     if weight is not None:
         loss = _weighted(loss, weight, x, "huber_loss")
     return reduce_loss(loss, reduction, "huber_loss")
@@ -279,11 +282,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got beta={beta}")
     x, t = _pair(input, target, "smooth_l1_loss", "warn")
-    d = e.abs(x - t)
+    r = x - t
+    d = e.abs(r)
     if beta == 0:
         loss = d
     else:
-        loss = e.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta)
+        loss = e.where(d < beta, 0.5 * r * r / beta, d - 0.5 * beta)   # r * r: as in huber_loss
     return reduce_loss(loss, reduction, "smooth_l1_loss")
 
 

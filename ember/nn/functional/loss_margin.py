@@ -169,7 +169,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """
     e = enp()
     a, b = _pair(x1, x2, "pairwise_distance", integers="float32", names=("x1", "x2"))
-    d = e.abs(a - b + eps)
+    r = a - b + eps
+    d = e.abs(r)
     if p == float("inf"):
         out = e.max(d, axis=-1, keepdims=keepdim)
     elif p == 0:
@@ -177,7 +178,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     elif p == 1:
         out = e.sum(d, axis=-1, keepdims=keepdim)
     elif p == 2:
-        out = e.sqrt(e.sum(d * d, axis=-1, keepdims=keepdim))
+        # r * r, not d * d: smooth where r == 0 (abs has derivative sign(0) = 0 there)
+        out = e.sqrt(e.sum(r * r, axis=-1, keepdims=keepdim))
     else:
         out = e.sum(d ** p, axis=-1, keepdims=keepdim) ** (1.0 / p)
     return out
