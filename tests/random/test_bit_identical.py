@@ -103,7 +103,7 @@ def test_sampler_math_is_the_eager_function():
     from ember.fx.prims.random import SAMPLER_MATH, sampler_math
     import scipy.special as sp
     x = np.linspace(0.01, 0.99, 101).astype(np.float32)
-    ref = {"log": np.log, "log1p": np.log1p, "exp": np.exp, "erf": sp.erf, "erf_inv": sp.erfinv}
+    ref = {"log": np.log, "log1p": np.log1p, "exp": np.exp, "erf": sp.erf, "erf_inv": sp.erfinv, "tan": np.tan}
     for fn in SAMPLER_MATH:
         want = ref[fn](x)
         _assert_identical(sampler_math(fn, enp.asarray(x)), want, fn)
