@@ -172,6 +172,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
         (2,)
     """
     k, shape, d, cd = _setup("weibull_min", key, shape, dtype)
+    shape = () if shape is None else shape
     ps = {"scale": enp.asarray(scale), "concentration": enp.asarray(concentration)}
     try:
         full = tuple(enp.broadcast_shapes(shape, *(tuple(p.shape) for p in ps.values())))

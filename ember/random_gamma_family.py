@@ -37,9 +37,9 @@ def chisquare(key, df, shape=None, dtype=None):
     return out if cd == d else out.astype(d)
 
 
-def t(key, df, shape=(), dtype=None):
+def t(key, df, shape=None, dtype=None):
     """Student's t samples with `df` degrees of freedom, normal * sqrt((df/2) / Gamma(df/2))
-    (JAX's construction); df broadcasts against `shape`.
+    (JAX's construction); df broadcasts against `shape` (default: df's shape, as in JAX).
 
     Example:
         >>> from ember import random
