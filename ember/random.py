@@ -48,7 +48,7 @@ from .fx.spelling import user_str
 __all__ = ["key", "PRNGKey", "key_data", "split", "fold_in", "threefry2x32", "bits", "uniform",
            "normal", "truncated_normal", "bernoulli", "categorical", "randint", "permutation",
            "choice", "gumbel", "exponential", "laplace", "logistic", "gamma", "loggamma", "beta",
-           "dirichlet", "rademacher", "set_threefry_impl"]
+           "dirichlet", "rademacher", "set_threefry_impl", "clone", "key_impl"]
 
 _U32 = _dt.uint32
 _MASK32 = 0xFFFFFFFF
@@ -112,6 +112,28 @@ def key_data(k):
         [0, 1]
     """
     return enp.asarray(k)
+
+
+def clone(key):
+    """A copy of `key` (JAX's clone, for keys that are consumed; ember's keys are plain
+    arrays, so this is the identity after checking it is a key).
+
+    Example:
+        >>> clone(key(3)).tolist()
+        [0, 3]
+    """
+    return _check_key(key, "clone")
+
+
+def key_impl(key):
+    """The name of the generator behind `key`: always "threefry2x32" in ember.
+
+    Example:
+        >>> key_impl(key(0))
+        'threefry2x32'
+    """
+    _check_key(key, "key_impl")
+    return "threefry2x32"
 
 
 _THREEFRY_IMPL = ["composite"]
@@ -760,9 +782,14 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 # --- samplers in their own files (one family each) -----------------------------------
 
-from .random_discrete import binomial, geometric, poisson  # noqa: E402
-from .random_gamma_family import chisquare, t  # noqa: E402
+from .random_continuous import (cauchy, double_sided_maxwell, generalized_normal,  # noqa: E402
+                                lognormal, maxwell, pareto, rayleigh, triangular, wald,
+                                weibull_min)
+from .random_discrete import binomial, geometric, multinomial, poisson  # noqa: E402
+from .random_gamma_family import chisquare, f, t  # noqa: E402
 from .random_multivariate import ball, multivariate_normal, orthogonal  # noqa: E402
 
-__all__ += ["poisson", "binomial", "geometric", "chisquare", "t", "multivariate_normal",
-            "orthogonal", "ball"]
+__all__ += ["poisson", "binomial", "geometric", "multinomial", "chisquare", "t", "f",
+            "multivariate_normal", "orthogonal", "ball", "cauchy", "lognormal", "pareto",
+            "rayleigh", "triangular", "wald", "weibull_min", "maxwell", "double_sided_maxwell",
+            "generalized_normal"]

@@ -1,4 +1,5 @@
-"""`ember.random`'s counting samplers: poisson, binomial and geometric.
+"""`ember.random`'s counting samplers: poisson, binomial, geometric and multinomial
+(a scan of conditional binomials, as in JAX).
 
 Small means use exact sequential methods (Knuth's product of uniforms, sums of geometric
 waiting times); large means Hörmann's transformed rejection (PTRS for Poisson, BTRS for
@@ -24,7 +25,7 @@ from . import numpy as enp
 from . import random as _r
 from .fx.core import get_aval
 
-__all__ = ["poisson", "binomial", "geometric"]
+__all__ = ["poisson", "binomial", "geometric", "multinomial"]
 
 # log k! for k < 16, exactly rounded; beyond, Stirling's series (error < 1e-13 there)
 _LOG_FACT = [math.lgamma(k + 1.0) for k in range(16)]
@@ -261,3 +262,58 @@ def binomial(key, n, p, shape=None, dtype=None):
     x = enp.where((q == 0) | (n == 0), enp.where(flip, n, c(0.0)), x)
     x = enp.where(bad, c(np.nan), x)
     return x.astype(od)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Multinomial counts of `n` trials over the categories of `p` (last axis; p need not
+    be normalised): the result has `shape` (default p's shape; its last entry is the
+    number of categories), n broadcasts against shape[:-1] and p against shape.  Counts
+    are drawn category by category as Binomial(remaining n, p_i / sum_{j>=i} p_j) in a
+    scan (`unroll` as in `lax.scan`).  Float counts (`dtype`, float32 by default), as in
+    JAX; not differentiable.
+
+    Example:
+        >>> from ember import random
+        >>> x = random.multinomial(random.key(0), 10.0, [0.2, 0.3, 0.5], shape=(2, 3))
+        >>> x.shape, x.sum(-1).tolist()
+        ((2, 3), [10.0, 10.0])
+    """
+    from .transforms.control_flow import scan
+    from .transforms.misc import stop_gradient
+
+    k = _r._check_key(key, "multinomial")
+    shape = _r._shape(shape, "multinomial")
+    od = _r._float_dtype(dtype, "multinomial")
+    n, p = enp.asarray(n), enp.asarray(p)
+    if p.ndim < 1:
+        raise ValueError("random.multinomial: p must have at least one dimension (the "
+                         f"categories), got shape {tuple(p.shape)}")
+    cd = _dt.float64 if _dt.float64 in (get_aval(n).dtype, get_aval(p).dtype) else _dt.float32
+    if shape is None:
+        shape = tuple(p.shape)
+    try:
+        if not shape or shape[-1] != p.shape[-1]:
+            raise ValueError
+        n = enp.broadcast_to(stop_gradient(n.astype(cd)), shape[:-1])
+        p = enp.broadcast_to(stop_gradient(p.astype(cd)), shape)
+    except (TypeError, ValueError):
+        raise ValueError(f"random.multinomial: shape {shape} must end with the {p.shape[-1]} "
+                         f"categories of p and be a broadcast of n {tuple(n.shape)} (for "
+                         f"shape[:-1]) and p {tuple(p.shape)}") from None
+    ncat = shape[-1]
+    pm = enp.moveaxis(p, -1, 0)
+    # the tail sums by a Python loop: one addition order on every path
+    tails, acc = [None] * ncat, enp.zeros(shape[:-1], cd)
+    for i in reversed(range(ncat)):
+        acc = acc + pm[i]
+        tails[i] = acc
+    tail = enp.stack(tails) if ncat else enp.zeros((0,) + tuple(shape[:-1]), cd)
+    ratios = enp.clip(pm / enp.where(tail == 0, cd.type(1.0), tail), cd.type(0.0), cd.type(1.0))
+
+    def step(remainder, ratio_key):
+        ratio, kk = ratio_key
+        count = binomial(kk, remainder, ratio, dtype=cd)
+        return remainder - count, count
+
+    _, counts = scan(step, n, (ratios, _r.split(k, ncat)), unroll=unroll)
+    return enp.moveaxis(counts, 0, -1).astype(od)

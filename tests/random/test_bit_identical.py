@@ -28,6 +28,18 @@ FLOAT_SAMPLERS = {
     "loggamma": (lambda k, d, s, a: random.loggamma(k, a, s, d), (2.5,)),
     "beta": (lambda k, d, s, a, b: random.beta(k, a, b, s, d), (2.0, 0.5)),
     "dirichlet": (lambda k, d, s, a: random.dirichlet(k, a, s, d), ([0.5, 1.0, 3.0],)),
+    "cauchy": (lambda k, d, s: random.cauchy(k, s, d), ()),
+    "lognormal": (lambda k, d, s, sg: random.lognormal(k, sg, s, d), (0.7,)),
+    "pareto": (lambda k, d, s, b: random.pareto(k, b, s, d), (2.5,)),
+    "rayleigh": (lambda k, d, s, sc: random.rayleigh(k, sc, s, d), (1.5,)),
+    "triangular": (lambda k, d, s, lo, mo, hi: random.triangular(k, lo, mo, hi, s, d), (-1.0, 0.5, 2.0)),
+    "wald": (lambda k, d, s, m: random.wald(k, m, s, d), (1.7,)),
+    "weibull_min": (lambda k, d, s, sc, c: random.weibull_min(k, sc, c, s, d), (2.0, 1.3)),
+    "maxwell": (lambda k, d, s: random.maxwell(k, s, d), ()),
+    "double_sided_maxwell": (lambda k, d, s, lo, sc: random.double_sided_maxwell(k, lo, sc, s, d),
+                             (0.5, 2.0)),
+    "generalized_normal": (lambda k, d, s, p: random.generalized_normal(k, p, s, d), (1.5,)),
+    "f": (lambda k, d, s, a, b: random.f(k, a, b, s, d), (4.0, 7.0)),
 }
 
 # samplers without a float dtype argument: name -> sampler(key, shape, *params), params
@@ -44,6 +56,9 @@ OTHER_SAMPLERS = {
                            (np.linspace(0.05, 0.2, 8).astype(np.float32),)),
     "split": (lambda k, s: random.split(k, int(np.prod(s))), ()),
     "fold_in": (lambda k, s: random.fold_in(k, 12345), ()),
+    "multinomial": (lambda k, s, n, p: random.multinomial(k, n, p, shape=s + (4,)),
+                    (np.float32(40.0), np.array([0.1, 0.0, 0.6, 0.3], np.float32))),
+    "clone": (lambda k, s: random.clone(k), ()),
 }
 
 
@@ -103,7 +118,7 @@ def test_sampler_math_is_the_eager_function():
     from ember.fx.prims.random import SAMPLER_MATH, sampler_math
     import scipy.special as sp
     x = np.linspace(0.01, 0.99, 101).astype(np.float32)
-    ref = {"log": np.log, "log1p": np.log1p, "exp": np.exp, "erf": sp.erf, "erf_inv": sp.erfinv}
+    ref = {"log": np.log, "log1p": np.log1p, "exp": np.exp, "erf": sp.erf, "erf_inv": sp.erfinv, "tan": np.tan}
     for fn in SAMPLER_MATH:
         want = ref[fn](x)
         _assert_identical(sampler_math(fn, enp.asarray(x)), want, fn)

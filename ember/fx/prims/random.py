@@ -5,7 +5,7 @@ function as one equation whose reference implementation is numpy uint32
 wrap-around arithmetic (bit-identical; `ember.random.set_threefry_impl("primitive")`
 selects it for shorter graphs and faster eager draws).
 `sampler_math` is the samplers' transcendental step (log, log1p, exp, erf,
-erf_inv), evaluated by the eager implementation on every path.
+erf_inv, tan), evaluated by the eager implementation on every path.
 
 Example:
     >>> import numpy as np
@@ -167,7 +167,7 @@ sampler_math_p.kind = "library"
 def _elementwise(fn):
     from . import elementwise as ew
     return {"log": ew.log_p, "log1p": ew.log1p_p, "exp": ew.exp_p, "erf": ew.erf_p,
-            "erf_inv": ew.erf_inv_p}[fn]
+            "erf_inv": ew.erf_inv_p, "tan": ew.tan_p}[fn]
 
 
 def _sm_abstract(x, *, fn):
@@ -200,6 +200,8 @@ def _sm_jvp(primals, tangents, *, fn):
         t = ew.mul(g, ans)
     elif fn == "erf":
         t = ew.mul(g, ew.mul(c(2.0 / np.sqrt(np.pi)), ew.exp(ew.neg(ew.mul(x, x)))))
+    elif fn == "tan":
+        t = ew.mul(g, ew.add(c(1.0), ew.mul(ans, ans)))
     else:  # erf_inv
         t = ew.mul(g, ew.mul(c(np.sqrt(np.pi) / 2.0), ew.exp(ew.mul(ans, ans))))
     return ans, t
@@ -211,11 +213,11 @@ sampler_math_p.batch = _sm_batch
 sampler_math_p.jvp = _sm_jvp
 sampler_math_p.not_applicable.add("transpose")
 
-SAMPLER_MATH = ("log", "log1p", "exp", "erf", "erf_inv")
+SAMPLER_MATH = ("log", "log1p", "exp", "erf", "erf_inv", "tan")
 
 
 def sampler_math(fn, x):
-    """`fn(x)` for fn in "log", "log1p", "exp", "erf", "erf_inv", computed by the
+    """`fn(x)` for fn in "log", "log1p", "exp", "erf", "erf_inv", "tan", computed by the
     eager (numpy) implementation on every path, so samplers built on it give
     bit-identical numbers eagerly, under jit and under vmap.
 
