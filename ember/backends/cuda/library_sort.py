@@ -27,6 +27,16 @@ def _key(x):
     return x.astype(np.float32) if np.dtype(x.dtype) in _HALF else x
 
 
+def _total_order_key(xp, x):
+    # IEEE total order as integers (-NaN < -inf < ... < -0 < +0 < ... < NaN), the
+    # order top_k ranks floats by (the reference impl's `_total_order_key`).
+    x = _key(x)
+    if np.dtype(x.dtype).kind != "f":
+        return x
+    bits = x.view(np.int32 if np.dtype(x.dtype).itemsize == 4 else np.int64)
+    return xp.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+
+
 def stable_argsort(xp, key, axis):
     """The stable ascending order of `key` along `axis` (NaN last, -0 == +0)."""
     try:
@@ -49,8 +59,9 @@ def sort(xp, *ops, dimension, is_stable, num_keys):
 
 def top_k(xp, x, *, k):
     """The `k` largest along the last axis and their int32 indices: ties lower index
-    first, NaN largest (a stable ascending sort of the reversed axis, read back)."""
+    first, floats by IEEE total order (a stable ascending sort of the reversed axis,
+    read back)."""
     n = x.shape[-1]
-    order = xp.flip(stable_argsort(xp, xp.flip(_key(x), -1), -1), -1)
+    order = xp.flip(stable_argsort(xp, xp.flip(_total_order_key(xp, x), -1), -1), -1)
     idx = xp.ascontiguousarray((n - 1 - order)[..., :k])
     return [xp.take_along_axis(x, idx, -1), idx.astype(np.int32)]

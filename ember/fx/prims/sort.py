@@ -27,6 +27,16 @@ def _key_for_numpy(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.dtype in _LOWP else x
 
 
+def _total_order_key(x: np.ndarray) -> np.ndarray:
+    """Integers ordered as IEEE totalOrder orders the floats `x` (-NaN < -inf < ... <
+    -0 < +0 < ... < inf < NaN), the order XLA's TopK ranks by; other dtypes as they are."""
+    x = _key_for_numpy(x)
+    if x.dtype.kind != "f":
+        return x
+    bits = x.view(np.int32 if x.dtype.itemsize == 4 else np.int64)
+    return np.where(bits < 0, bits ^ np.iinfo(bits.dtype).max, bits)
+
+
 # --- take_along_axis / scatter_add_along_axis (private) ----------------------------
 
 def _along_axis_check(name, x_shape, idx, axis, ndim):
@@ -291,9 +301,10 @@ def _top_k_impl(x, *, k):
     x = _asnp(x)
     n = x.shape[-1]
     # A stable ascending sort of the reversed axis, read backwards, is a stable
-    # descending sort: ties come out lower index first and NaNs (last in
-    # ascending order) first.
-    rev = np.flip(_key_for_numpy(x), -1)
+    # descending sort: ties come out lower index first. Floats rank by IEEE total
+    # order, as JAX's top_k does (unlike its sort): +0 above -0, NaN above inf, and
+    # a NaN with its sign bit set below -inf.
+    rev = np.flip(_total_order_key(x), -1)
     order = np.flip(np.argsort(rev, axis=-1, kind="stable"), -1)
     idx = (n - 1 - order)[..., :k]
     return [np.take_along_axis(x, idx, -1), idx.astype(np.int32)]
@@ -328,7 +339,8 @@ def top_k(operand, k: int, *, axis: int = -1):
     """The `k` largest entries along `axis` (default the last), descending, and their
     int32 indices.
 
-    Ties come lower index first; NaN counts as the largest value.
+    Ties come lower index first. Floats rank by IEEE total order, as in JAX: NaN
+    above inf, +0.0 above -0.0, and a NaN whose sign bit is set below -inf.
 
     Example:
         >>> import numpy as np

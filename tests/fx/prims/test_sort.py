@@ -147,6 +147,21 @@ def test_top_k_nan_first_and_ties_by_index():
     assert np.asarray(v).tolist()[2:] == [4.0, 4.0]
 
 
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.float64])
+def test_top_k_ranks_by_ieee_total_order(dtype):
+    # JAX's top_k (XLA TopK) ranks floats by IEEE total order, unlike its sort:
+    # +0.0 above -0.0, and a NaN with the sign bit set below -inf. ember ranked
+    # -0.0 and +0.0 as ties (by index) and every NaN first.
+    neg_nan = np.copysign(np.float32(np.nan), np.float32(-1.0))
+    x = np.array([0.0, -0.0, neg_nan, np.nan, -np.inf, 1.0, 0.0, -0.0, -3.0], np.float32).astype(dtype)
+    for f in (lambda a: lax.top_k(a, 9), ember.jit(lambda a: lax.top_k(a, 9))):
+        v, i = f(x)
+        assert np.asarray(i).tolist() == [3, 5, 0, 6, 1, 7, 8, 4, 2]
+        v = np.asarray(v).astype(np.float64)
+        assert np.signbit(v).tolist() == [False, False, False, False, True, True, True, True, True]
+        assert np.isnan(v[[0, 8]]).all()
+
+
 def test_top_k_errors():
     with pytest.raises(TypeError, match="top_k: k=4 must be between 0 and the last dimension"):
         lax.top_k(np.ones(3), 4)
