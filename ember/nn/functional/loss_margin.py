@@ -19,8 +19,8 @@ from ._util import arr, enp, float_arr, float_input, reduce_loss
 from .loss import (_check_classes, _clamp0, _class_weight, _hinge0, _pair, _shape_str,
                    _times_weight, legacy_reduction)
 
-__all__ = ["pdist", "cosine_embedding_loss", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss",
-           "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+__all__ = ["cosine_embedding_loss", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss",
+           "soft_margin_loss", "pdist", "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "pairwise_distance", "multi_margin_loss", "multilabel_margin_loss",
            "multilabel_soft_margin_loss"]
 

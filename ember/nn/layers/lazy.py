@@ -287,15 +287,10 @@ class LazyConvTranspose3d(_LazyConv, ConvTranspose3d):
 class _LazyNorm(_LazyMixin):
     _in_name = "num_features"
 
-    def __init__(self, eps=1e-5, momentum=0.1, affine=None, track_running_stats=None, device=None,
+    # PyTorch's lazy norms all default to affine=True, track_running_stats=True, the
+    # instance norms too (unlike InstanceNorm*d itself); kept for parity
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None):
-        cls = self.cls_to_become
-        # the real class's own defaults (affine/track_running_stats: True for batch
-        # norm, False for instance norm) where the caller gives none
-        defaults = inspect.signature(cls.__init__).parameters
-        affine = defaults["affine"].default if affine is None else affine
-        if track_running_stats is None:
-            track_running_stats = defaults["track_running_stats"].default
         self._lazy_setup((), dict(eps=eps, momentum=momentum, affine=affine,
                                   track_running_stats=track_running_stats, device=device, dtype=dtype))
 
@@ -347,7 +342,8 @@ LazyBatchNorm3d = _norm_class(BatchNorm3d, """`BatchNorm3d` whose num_features i
         ((2, 3, 1, 2, 2), 3)
     """)
 LazyInstanceNorm1d = _norm_class(InstanceNorm1d, """`InstanceNorm1d` whose num_features is read
-    from the first (N, C, L) or (C, L) input.
+    from the first (N, C, L) or (C, L) input.  As in PyTorch, affine and
+    track_running_stats default to True here (False for `InstanceNorm1d`).
 
     Example:
         >>> import ember.numpy as enp
@@ -356,7 +352,8 @@ LazyInstanceNorm1d = _norm_class(InstanceNorm1d, """`InstanceNorm1d` whose num_f
         ((2, 3, 4), (3,))
     """)
 LazyInstanceNorm2d = _norm_class(InstanceNorm2d, """`InstanceNorm2d` whose num_features is read
-    from the first (N, C, H, W) or (C, H, W) input.
+    from the first (N, C, H, W) or (C, H, W) input (affine and track_running_stats
+    default to True, as PyTorch's).
 
     Example:
         >>> import ember.numpy as enp
@@ -365,11 +362,12 @@ LazyInstanceNorm2d = _norm_class(InstanceNorm2d, """`InstanceNorm2d` whose num_f
         ((3, 2, 2), 3)
     """)
 LazyInstanceNorm3d = _norm_class(InstanceNorm3d, """`InstanceNorm3d` whose num_features is read
-    from the first (N, C, D, H, W) or (C, D, H, W) input.
+    from the first (N, C, D, H, W) or (C, D, H, W) input (affine and
+    track_running_stats default to True, as PyTorch's).
 
     Example:
         >>> import ember.numpy as enp
-        >>> m = LazyInstanceNorm3d(track_running_stats=True)
+        >>> m = LazyInstanceNorm3d()
         >>> m(enp.ones((1, 2, 2, 2, 2))).shape, m.running_var.shape
         ((1, 2, 2, 2, 2), (2,))
     """)
