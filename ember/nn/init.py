@@ -402,7 +402,8 @@ def _deprecated(new):
         f"        >>> from ember.nn import init\n"
         f"        >>> with warnings.catch_warnings(record=True) as w:\n"
         f"        ...     warnings.simplefilter(\"always\")\n"
-        f"        ...     _ = init.{old}((2, 2){', 0.5' if old in ('constant', 'sparse') else ''})\n"
+        f"        ...     _ = init.{old}({'(2, 2, 3)' if old == 'dirac' else '(2, 2)'}"
+        f"{', 0.5' if old in ('constant', 'sparse') else ''})\n"
         f"        >>> w[0].category.__name__\n"
         f"        'FutureWarning'\n")
     return _in_place(deprecated_init)
