@@ -23,7 +23,7 @@ from . import hooks  # noqa: F401
 from .hooks import (RemovableHandle, register_module_forward_pre_hook,  # noqa: F401
                     register_module_forward_hook, register_module_full_backward_pre_hook,
                     register_module_full_backward_hook, grad_hook)
-from .module import (Module, ModuleInitError, Parameter, ParameterView, functional_call,  # noqa: F401
+from .module import (Module, ModuleInitError, Parameter, Buffer, ParameterView, functional_call,  # noqa: F401
                      manual_seed, next_rng_key, rng_scope, IncompatibleKeys, flatten_names,
                      unflatten_names)
 from .layers import *  # noqa: F401,F403
@@ -34,7 +34,7 @@ from .train import value_and_grad, TrainStep, compile_step, compile_forward, Com
 from . import layers as _layers, losses as _losses  # noqa: E402
 
 __all__ = sorted(set(_layers.__all__) | set(_losses.__all__) | {
-    "functional", "init", "utils", "Module", "Parameter", "functional_call", "manual_seed",
+    "functional", "init", "utils", "Module", "Parameter", "Buffer", "functional_call", "manual_seed",
     "next_rng_key", "rng_scope", "IncompatibleKeys", "flatten_names", "unflatten_names",
     "value_and_grad", "TrainStep", "compile_step", "compile_forward", "CompiledForward",
     "ModuleInitError", "ParameterView"} | {

@@ -30,6 +30,7 @@ import dis
 import functools
 import math
 import sys
+import warnings
 
 import numpy as np
 
@@ -378,3 +379,46 @@ def sparse_(x, sparsity: float, std: float = 0.01, *, key=None, dtype=None):
     # Per column, zero the rows ranked first by an independent random permutation.
     ranks = e.argsort(e.argsort(random.uniform(k2, shape), axis=0), axis=0)
     return e.where(ranks < nz, 0.0, w).astype(d)
+
+
+# --- PyTorch's deprecated spellings without the trailing underscore --------------------
+
+def _deprecated(new):
+    raw = getattr(new, "__wrapped__", new)
+    old = new.__name__[:-1]
+
+    def deprecated_init(x, *args, **kwargs):
+        # stacklevel 3: past this function and the `_in_place` wrapper, to the caller
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=3)
+        return raw(x, *args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = (
+        f"`{new.__name__}` under PyTorch's deprecated name: warns with FutureWarning (as "
+        f"torch does), then acts as `{new.__name__}`, rebinding the module slot too.\n\n"
+        f"    Example:\n"
+        f"        >>> import warnings\n"
+        f"        >>> from ember.nn import init\n"
+        f"        >>> with warnings.catch_warnings(record=True) as w:\n"
+        f"        ...     warnings.simplefilter(\"always\")\n"
+        f"        ...     _ = init.{old}({'(2, 2, 3)' if old == 'dirac' else '(2, 2)'}"
+        f"{', 0.5' if old in ('constant', 'sparse') else ''})\n"
+        f"        >>> w[0].category.__name__\n"
+        f"        'FutureWarning'\n")
+    return _in_place(deprecated_init)
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+            "kaiming_uniform", "kaiming_normal", "orthogonal", "sparse"]

@@ -77,7 +77,7 @@ from ._snapshots import _SCOPE, _StateGuard, _restore, _scope_ids, _snapshot, _s
 from ..fx.spelling import user_str
 from .functional._util import is_array
 
-__all__ = ["Module", "ModuleInitError", "Parameter", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
+__all__ = ["Module", "ModuleInitError", "Parameter", "Buffer", "ParameterView", "NamedParameters", "functional_call", "manual_seed", "next_rng_key", "rng_scope",
            "flatten_names", "unflatten_names", "IncompatibleKeys"]
 
 IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -280,6 +280,29 @@ class Parameter:
         return f"Parameter({self.data!r})"
 
 
+class Buffer:
+    """Marks an array as a buffer when assigned to a module attribute (PyTorch 2.5's
+    `nn.Buffer`): `self.x = nn.Buffer(t)` is `self.register_buffer("x", t)`, so a
+    float array becomes state that is not trained.  `persistent=False` keeps it out
+    of `state_dict()`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import nn
+        >>> m = nn.Module(); m.scale = nn.Buffer(enp.ones(2))
+        >>> list(m.buffers()), list(m.parameters())
+        (['scale'], [])
+    """
+    __slots__ = ("data", "persistent")
+
+    def __init__(self, data, *, persistent: bool = True):
+        self.data = enp.asarray(data)
+        self.persistent = bool(persistent)
+
+    def __repr__(self):
+        return f"Buffer({self.data!r})"
+
+
 # --- parameter views that remember their module ----------------------------------------
 
 class ParameterView(dict):
@@ -431,6 +454,11 @@ class Module(HookMixin):
             if "_parameters" not in self.__dict__ and name != "training":
                 raise _missing_init(type(self).__name__, f"assign {name!r}")
             object.__setattr__(self, name, value)
+            return
+        if isinstance(value, Buffer):
+            if "_parameters" not in self.__dict__:
+                raise _missing_init(type(self).__name__, f"assign the buffer {name!r}")
+            self.register_buffer(name, value.data, persistent=value.persistent)
             return
         if isinstance(value, (Parameter, Module)) or _is_array(value):
             if "_parameters" not in self.__dict__:

@@ -66,6 +66,18 @@ def _swapped(model, flat, rng=None):
         _restore(snapshot)
 
 
+def _refuse_uninitialized(model) -> None:
+    # A lazy layer would create its parameters inside the swap, and the restore in
+    # `finally` would drop them again, leaving a half-built layer behind.
+    for name, m in model.named_modules():
+        if getattr(m, "has_uninitialized_params", None) is not None and "_lazy_state" in m.__dict__:
+            where = f" (at {name!r})" if name else ""
+            raise RuntimeError(
+                f"functional_call: {type(m).__name__}{where} has not created its parameters yet; "
+                f"lazy layers take their sizes from the first input, so run one forward on a "
+                f"concrete input first, e.g. model(x)")
+
+
 def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs):
     """Run `model(*args, **kwargs)` with the given parameters/buffers swapped in;
     returns `(outputs, buffers)` where `buffers` is the nested dict of the model's
@@ -91,6 +103,7 @@ def functional_call(model: Module, params_and_buffers, *args, rng=None, **kwargs
     """
     if not isinstance(model, Module):
         raise TypeError(f"functional_call needs an nn.Module, got {type(model).__name__}")
+    _refuse_uninitialized(model)
     flat = _merge_state(model, params_and_buffers)
     with _swapped(model, flat, rng):
         out = _call_forward(model, args, kwargs)  # the model's own hooks run, as in torch.func

@@ -19,7 +19,8 @@ from ...amp._autocast import full_precision
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
            "sigmoid", "tanh", "softplus", "softsign", "mish", "hardswish", "hardsigmoid",
            "hardtanh", "logsigmoid", "tanhshrink", "softshrink", "hardshrink", "threshold",
-           "glu", "prelu", "softmax", "log_softmax", "softmin", "logsumexp"]
+           "glu", "prelu", "softmax", "log_softmax", "softmin", "logsumexp", "rrelu",
+           "gumbel_softmax", "softmax2d"]
 
 
 def _keep_dtype(out, x):
@@ -428,3 +429,81 @@ def logsumexp(x, dim=None, keepdim: bool = False):
     m = e.where(e.isfinite(m), m, 0.0)
     out = e.log(e.sum(e.exp(x - m), axis=axes, keepdims=True)) + m
     return out if keepdim else e.squeeze(out, axis=axes)
+
+
+def _rng_key(key):
+    if key is None:
+        from ..module import next_rng_key
+        return next_rng_key()
+    return key
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False, *, key=None):
+    """Randomized leaky ReLU: x if x > 0 else a * x.  In training each element draws
+    its own slope a ~ U(lower, upper) (from `key`, by default the forward pass's RNG
+    stream, as dropout); otherwise a is the fixed mean (lower + upper) / 2.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> rrelu(enp.asarray([-2.0, 3.0]), 0.25, 0.75).tolist()
+        [-1.0, 3.0]
+    """
+    x = float_input(input, "rrelu")
+    lower, upper = float(lower), float(upper)
+    if not lower <= upper:
+        raise ValueError(f"rrelu: lower bound should be less than or equal to the upper bound, got "
+                         f"lower={lower}, upper={upper}")
+    e = enp()
+    if not training:
+        return e.where(x > 0, x, x * ((lower + upper) / 2))
+    from ... import random
+    a = random.uniform(_rng_key(key), tuple(x.shape), dtype_of(x), lower, upper)
+    return e.where(x > 0, x, x * a)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1,
+                   *, key=None):
+    """Sample from the Gumbel-softmax (concrete) distribution: softmax((logits + g) / tau)
+    along `dim` with g standard Gumbel noise (from `key`, by default the forward pass's
+    RNG stream).  `hard=True` returns the one-hot of the sample's argmax whose gradient
+    is the soft sample's (the straight-through estimator).  `eps` is unused, as in
+    PyTorch, which deprecated it.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> y = gumbel_softmax(enp.zeros((2, 3)), hard=True, key=random.key(0))
+        >>> y.sum(-1).tolist()
+        [1.0, 1.0]
+    """
+    from ... import random
+    x = float_input(logits, "gumbel_softmax")
+    if x.ndim == 0:
+        raise ValueError("gumbel_softmax: logits must have at least one dimension, got a 0-d array")
+    e = enp()
+    g = random.gumbel(_rng_key(key), tuple(x.shape), dtype_of(x))
+    y = softmax((x + g) / tau, dim)
+    if not hard:
+        return y
+    ax = dim % x.ndim
+    idx = e.argmax(y, axis=ax, keepdims=True)
+    pos = lax.broadcasted_iota("int32", tuple(x.shape), ax)
+    y_hard = e.where(pos == idx, 1.0, 0.0).astype(dtype_of(y))
+    return y_hard - stop_gradient(y) + y
+
+
+def softmax2d(input):
+    """Softmax over the channels of (N, C, H, W) or unbatched (C, H, W): dim -3, as
+    `nn.Softmax2d`.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> softmax2d(enp.zeros((2, 1, 1))).ravel().tolist()
+        [0.5, 0.5]
+    """
+    x = float_input(input, "Softmax2d")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead "
+                         f"(shape {tuple(x.shape)})")
+    return softmax(x, -3)

@@ -13,7 +13,7 @@ from ... import lax
 from ._util import arr, enp, float_arr, tuple_n
 from ...amp._autocast import lower_precision
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
            "conv_transpose3d", "unfold"]
 
 
@@ -196,12 +196,67 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """
     e = enp()
     x = float_arr(input)
-    if x.ndim != 4:
-        raise ValueError(f"unfold: expected a 4-d input, got shape {x.shape}")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"unfold: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape "
+                         f"{tuple(x.shape)}")
+    unbatched = x.ndim == 3
+    if unbatched:
+        x = x[None]
     kh, kw = tuple_n(kernel_size, 2, "kernel_size")
     c = x.shape[1]
+    y = conv2d(x, _patch_kernel(c, kh, kw, x.dtype), None, stride, padding, dilation)
+    y = e.reshape(y, (y.shape[0], y.shape[1], -1))
+    return y[0] if unbatched else y
+
+
+def _patch_kernel(c, kh, kw, dtype):
     # An identity kernel per (channel, tap) picks the patch entries, in PyTorch's order.
-    eye = e.eye(c * kh * kw, dtype=x.dtype)
-    w = e.reshape(eye, (c * kh * kw, c, kh, kw))
-    y = conv2d(x, w, None, stride, padding, dilation)
-    return e.reshape(y, (y.shape[0], y.shape[1], -1))
+    e = enp()
+    return e.reshape(e.eye(c * kh * kw, dtype=dtype), (c * kh * kw, c, kh, kw))
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Sum sliding 2-d patches back into an image (col2im, the adjoint of `unfold`):
+    (N, C * kH * kW, L) or unbatched (C * kH * kW, L) -> (N, C, H, W) with
+    (H, W) = `output_size`; overlapping entries add up.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> fold(enp.ones((1, 4, 4)), (3, 3), 2)[0, 0].tolist()
+        [[1.0, 2.0, 1.0], [2.0, 4.0, 2.0], [1.0, 2.0, 1.0]]
+    """
+    e = enp()
+    x = float_arr(input)
+    if x.ndim not in (2, 3):
+        raise ValueError(f"fold: expected a 2-d (C * kH * kW, L) or 3-d (N, C * kH * kW, L) input, "
+                         f"got shape {tuple(x.shape)}")
+    unbatched = x.ndim == 2
+    if unbatched:
+        x = x[None]
+    size = tuple_n(output_size, 2, "output_size")
+    k = tuple_n(kernel_size, 2, "kernel_size")
+    d = tuple_n(dilation, 2, "dilation")
+    p = tuple_n(padding, 2, "padding")
+    s = tuple_n(stride, 2, "stride")
+    for name, v, lo in (("kernel_size", k, 1), ("dilation", d, 1), ("stride", s, 1), ("padding", p, 0)):
+        if any(int(i) < lo for i in v):
+            raise ValueError(f"fold: {name} must be {'positive' if lo else 'non-negative'}, got "
+                             f"{name}={v}")
+    n, ck, length = x.shape
+    if ck % (k[0] * k[1]):
+        raise ValueError(f"fold: expected size of input's dimension 1 to be divisible by the "
+                         f"product of kernel_size, but got input.size(1)={ck} and kernel_size={k}")
+    blocks = [(size[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    if min(blocks) < 1 or blocks[0] * blocks[1] != length:
+        raise ValueError(f"fold: given output_size={size}, kernel_size={k}, dilation={d}, "
+                         f"padding={p}, stride={s}, expected size of input's dimension 2 to match "
+                         f"the calculated number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                         f"{blocks[0] * blocks[1]}, but got input.size(2)={length}")
+    c = ck // (k[0] * k[1])
+    y = e.reshape(x, (n, ck, blocks[0], blocks[1]))
+    # The transposed convolution with unfold's kernel is unfold's adjoint; the rows and
+    # columns past the last block (which no patch reaches) are its output_padding.
+    extra = [size[i] + 2 * p[i] - ((blocks[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1) for i in range(2)]
+    out = _conv_transpose(y, _patch_kernel(c, k[0], k[1], x.dtype), None, s, p, tuple(extra), 1, d,
+                          2, "fold")
+    return out[0] if unbatched else out

@@ -14,7 +14,7 @@ import warnings
 from ... import random
 from ._util import enp, float_arr
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout"]
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
 
 
 def _key(key):
@@ -150,8 +150,38 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False, *, key=None):
     e = enp()
     if p == 1.0:
         return e.zeros_like(x)
+    return _alpha_mask(x, p, key, tuple(x.shape))
+
+
+def _alpha_mask(x, p, key, mshape):
+    e = enp()
     alpha_p = -1.7580993408473766  # -scale * alpha of SELU
-    keep = random.bernoulli(_key(key), 1.0 - p, tuple(x.shape))
+    keep = random.bernoulli(_key(key), 1.0 - p, mshape)
     a = ((1 - p) * (1 + p * alpha_p ** 2)) ** -0.5
     b = -a * alpha_p * p
     return a * e.where(keep, x, alpha_p) + b
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False, *, key=None):
+    """Alpha dropout of whole channels: each (sample, channel) slice of (N, C, ...) is
+    kept or set to SELU's negative saturation together, then the affine correction
+    of `alpha_dropout` keeps mean and variance (a 2-d (N, C) input drops single
+    elements).  The identity unless `training` (False by default, as PyTorch).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> from ember import random
+        >>> y = feature_alpha_dropout(enp.zeros((1, 2, 3)), 0.5, True, key=random.key(0))
+        >>> [len(set(row)) for row in y[0].tolist()]
+        [1, 1]
+    """
+    _check_p(p, "feature_alpha_dropout")
+    x = float_arr(input)
+    if x.ndim < 2:
+        raise ValueError(f"feature_alpha_dropout: feature dropout requires at least 2 dimensions "
+                         f"in the input (N, C, ...), got shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    if p == 1.0:
+        return enp().zeros_like(x)
+    return _alpha_mask(x, p, key, tuple(x.shape[:2]) + (1,) * (x.ndim - 2))

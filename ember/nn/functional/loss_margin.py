@@ -15,12 +15,12 @@ from ... import dtypes as _dt
 from ...amp._autocast import full_precision
 from ...fx.core import get_aval
 from ...fx.spelling import user_str
-from ._util import arr, enp, float_arr, reduce_loss
+from ._util import arr, enp, float_arr, float_input, reduce_loss
 from .loss import (_check_classes, _clamp0, _class_weight, _hinge0, _pair, _shape_str,
                    _times_weight, legacy_reduction)
 
 __all__ = ["cosine_embedding_loss", "cosine_similarity", "margin_ranking_loss", "hinge_embedding_loss",
-           "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "soft_margin_loss", "pdist", "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "pairwise_distance", "multi_margin_loss", "multilabel_margin_loss",
            "multilabel_soft_margin_loss"]
 
@@ -183,6 +183,41 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     else:
         out = e.sum(d ** p, axis=-1, keepdims=keepdim) ** (1.0 / p)
     return out
+
+
+def pdist(input, p=2.0):
+    """The p-norm distances between all pairs of rows of an (N, M) input: the
+    N * (N - 1) / 2 entries above the diagonal of the distance matrix, row by row
+    (pairs (0, 1), (0, 2), ..., (1, 2), ...), as PyTorch.  The gradient at a zero
+    distance is 0, as PyTorch's.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> pdist(enp.asarray([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+        [5.0, 1.0, 4.242640495300293]
+    """
+    e = enp()
+    x = float_input(input, "pdist")
+    if x.ndim != 2:
+        raise ValueError(f"pdist: expected a 2-d (N, M) input, got shape {tuple(x.shape)}")
+    p = float(p)
+    if not p >= 0:
+        raise ValueError(f"pdist: p must be non-negative, got p={p}")
+    i, j = np.triu_indices(x.shape[0], 1)
+    d = e.abs(x[i] - x[j])
+    if d.shape[-1] == 0:  # rows of no features are all at distance 0
+        return e.zeros(d.shape[:1], d.dtype)
+    if p == float("inf"):
+        return e.max(d, axis=-1)
+    if p == 0:
+        return e.sum(e.astype(d != 0, d.dtype), axis=-1)
+    if p == 1:
+        return e.sum(d, axis=-1)
+    # the p-th root has an infinite slope at 0: the zero distances take a safe value
+    # inside it and are put back as exact zeros, so their gradient is 0 (not nan)
+    s = e.sum(d * d if p == 2 else d ** p, axis=-1)
+    zero = s == 0
+    return e.where(zero, 0.0, e.where(zero, 1.0, s) ** (1.0 / p))
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,

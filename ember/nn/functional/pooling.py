@@ -29,7 +29,10 @@ from ._util import enp, float_arr, tuple_n
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d", "lp_pool1d",
-           "lp_pool2d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+           "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+           "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices"]
 
 
 def _batched(x, nsp, op):
@@ -519,3 +522,94 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     y = avg_pool2d(float_arr(input) ** norm_type, (kh, kw), stride, 0, ceil_mode)
     return (enp().sign(y) * enp().abs(y) * (kh * kw)) ** (1.0 / norm_type)
 
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """(sum over windows of x^p)^(1/p) for (N, C, D, H, W).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> lp_pool3d(enp.ones((1, 1, 2, 2, 2)), 1, 2).tolist()
+        [[[[[8.0]]]]]
+    """
+    kd, kh, kw = tuple_n(kernel_size, 3, "kernel_size")
+    y = avg_pool3d(float_arr(input) ** norm_type, (kd, kh, kw), stride, 0, ceil_mode)
+    return (enp().sign(y) * enp().abs(y) * (kd * kh * kw)) ** (1.0 / norm_type)
+
+
+# PyTorch's `*_with_indices` spellings: always (values, indices); their own
+# `return_indices` argument is accepted and ignored, as there.
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """`max_pool1d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = max_pool1d_with_indices(enp.asarray([[[1.0, 3.0, 2.0, 0.0]]]), 2)
+        >>> v.tolist(), i.tolist()
+        ([[[3.0, 2.0]]], [[[1, 2]]])
+    """
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """`max_pool2d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = max_pool2d_with_indices(enp.arange(16.0).reshape(1, 1, 4, 4), 2)
+        >>> i.tolist()
+        [[[[5, 7], [13, 15]]]]
+    """
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """`max_pool3d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = max_pool3d_with_indices(enp.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        >>> v.tolist(), i.tolist()
+        ([[[[[7.0]]]]], [[[[[7]]]]])
+    """
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool1d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = adaptive_max_pool1d_with_indices(enp.asarray([[[1.0, 3.0, 2.0, 0.0]]]), 1)
+        >>> v.tolist(), i.tolist()
+        ([[[3.0]]], [[[1]]])
+    """
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool2d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = adaptive_max_pool2d_with_indices(enp.arange(16.0).reshape(1, 1, 4, 4), 1)
+        >>> v.tolist(), i.tolist()
+        ([[[[15.0]]]], [[[[15]]]])
+    """
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """`adaptive_max_pool3d(..., return_indices=True)`: (values, indices).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> v, i = adaptive_max_pool3d_with_indices(enp.arange(8.0).reshape(1, 1, 2, 2, 2), 1)
+        >>> v.tolist(), i.tolist()
+        ([[[[[7.0]]]]], [[[[[7]]]]])
+    """
+    return adaptive_max_pool3d(input, output_size, True)

@@ -13,13 +13,15 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from ... import lax
 from ._util import arr, enp, float_arr
 
-__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+           "native_channel_shuffle", "upsample_nearest", "upsample_bilinear"]
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -222,3 +224,68 @@ def pixel_unshuffle(input, downscale_factor):
     y = e.reshape(x, (n, c, h // r, r, w // r, r))
     y = e.permute_dims(y, (0, 1, 3, 5, 2, 4))
     return e.reshape(y, (n, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of (N, C, *) across `groups` groups: (N, g, C/g, *) ->
+    (N, C/g, g, *), as ShuffleNet mixes grouped-convolution outputs.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> channel_shuffle(enp.arange(4.0).reshape(1, 4, 1), 2).ravel().tolist()
+        [0.0, 2.0, 1.0, 3.0]
+    """
+    e = enp()
+    x = arr(input)
+    g = int(groups)
+    if x.ndim <= 2:
+        raise ValueError(f"channel_shuffle: expected an input with more than 2 dims (N, C, *), but "
+                         f"got an input of shape {tuple(x.shape)}")
+    if g <= 0:
+        raise ValueError(f"channel_shuffle: number of groups to divide channels in must be "
+                         f"positive, got groups={groups}")
+    n, c = x.shape[:2]
+    if c % g:
+        raise ValueError(f"channel_shuffle: number of channels must be divisible by groups, got "
+                         f"{c} channels and groups={g} (input shape {tuple(x.shape)})")
+    rest = tuple(x.shape[2:])
+    y = e.reshape(x, (n, g, c // g) + rest)
+    y = e.swapaxes(y, 1, 2)
+    return e.reshape(y, (n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """`interpolate(..., mode='nearest')` under PyTorch's deprecated name (which warns
+    with a UserWarning, as PyTorch does).
+
+    Example:
+        >>> import warnings
+        >>> import ember.numpy as enp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     upsample_nearest(enp.ones((1, 1, 2, 2)), scale_factor=2).shape
+        (1, 1, 4, 4)
+    """
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """`interpolate(..., mode='bilinear', align_corners=True)` under PyTorch's
+    deprecated name (which warns with a UserWarning, as PyTorch does).
+
+    Example:
+        >>> import warnings
+        >>> import ember.numpy as enp
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     upsample_bilinear(enp.asarray([[[[0.0, 1.0]]]]), size=(1, 3)).tolist()
+        [[[[0.0, 0.5, 1.0]]]]
+    """
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", UserWarning, stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

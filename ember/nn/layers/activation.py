@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from .. import functional as F
 from .. import init
-from ..module import Module
+from ..module import Module, next_rng_key
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Sigmoid", "Tanh",
            "Softplus", "Softsign", "Mish", "Hardswish", "Hardsigmoid", "Hardtanh", "LogSigmoid",
            "Tanhshrink", "Softshrink", "Hardshrink", "Threshold", "GLU", "PReLU", "Softmax",
-           "LogSoftmax", "Softmin"]
+           "LogSoftmax", "Softmin", "RReLU", "Softmax2d"]
 
 
 class _Simple(Module):
@@ -427,3 +427,43 @@ class Softmin(Softmax):
 
     def forward(self, input):
         return F.softmin(input, self.dim)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: in training each negative element is scaled by its own
+    slope drawn from U(lower, upper) (keys from the forward pass's RNG stream, as
+    `Dropout`); in eval mode by the fixed mean slope (lower + upper) / 2.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> RReLU(0.25, 0.75).eval()(enp.asarray([-2.0, 3.0])).tolist()
+        [-1.0, 3.0]
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        if not float(lower) <= float(upper):
+            raise ValueError(f"RReLU: lower bound should be less than or equal to the upper bound, "
+                             f"got lower={lower}, upper={upper}")
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        if not self.training:
+            return F.rrelu(input, self.lower, self.upper, False)
+        return F.rrelu(input, self.lower, self.upper, True, key=next_rng_key())
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> Softmax2d()(enp.zeros((1, 4, 2, 2)))[0, :, 0, 0].tolist()
+        [0.25, 0.25, 0.25, 0.25]
+    """
+
+    def forward(self, input):
+        return F.softmax2d(input)

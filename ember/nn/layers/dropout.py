@@ -13,7 +13,7 @@ from __future__ import annotations
 from .. import functional as F
 from ..module import Module, next_rng_key
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"]
 
 
 class _Dropout(Module):
@@ -82,3 +82,14 @@ class AlphaDropout(_Dropout):
         0.1
     """
     _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_Dropout):
+    """Alpha dropout of whole channels of (N, C, ...) (see
+    `functional.feature_alpha_dropout`).
+
+    Example:
+        >>> FeatureAlphaDropout(0.2).p
+        0.2
+    """
+    _fn = staticmethod(F.feature_alpha_dropout)

@@ -1,5 +1,5 @@
 """Pooling layers: `MaxPool1d/2d/3d`, `AvgPool1d/2d/3d`, `AdaptiveAvgPool1d/2d/3d`,
-`AdaptiveMaxPool1d/2d/3d`, `LPPool1d/2d`, `MaxUnpool1d/2d/3d`.
+`AdaptiveMaxPool1d/2d/3d`, `LPPool1d/2d/3d`, `MaxUnpool1d/2d/3d`.
 
 Example:
     >>> import ember.numpy as enp
@@ -16,7 +16,7 @@ from ._common import check_sizes
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "MaxUnpool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d",
            "MaxUnpool2d", "MaxUnpool3d"]
 
 
@@ -256,6 +256,19 @@ class LPPool2d(LPPool1d):
 
     def forward(self, input):
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(LPPool1d):
+    """Power-average pooling over (N, C, D, H, W).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> LPPool3d(2, 2)(enp.ones((1, 1, 4, 4, 4))).shape
+        (1, 1, 2, 2, 2)
+    """
+
+    def forward(self, input):
+        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class _MaxUnpool(Module):

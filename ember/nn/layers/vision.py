@@ -14,7 +14,8 @@ from __future__ import annotations
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle",
+           "ChannelShuffle"]
 
 
 def _as_float_factor(scale_factor):
@@ -123,3 +124,23 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of (N, C, *) across `groups` groups (ShuffleNet).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> ChannelShuffle(2)(enp.arange(4.0).reshape(1, 4, 1)).ravel().tolist()
+        [0.0, 2.0, 1.0, 3.0]
+    """
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = int(groups)
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -135,8 +135,8 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
     Example:
         >>> import numpy as np
-        >>> from ember import nn
-        >>> m = spectral_norm(nn.Linear(4, 3)).eval()
+        >>> from ember import nn, random
+        >>> m = spectral_norm(nn.Linear(4, 3, key=random.key(0)), key=random.key(1)).eval()
         >>> round(float(np.linalg.svd(np.asarray(m.weight), compute_uv=False)[0]), 3)
         1.0
     """
