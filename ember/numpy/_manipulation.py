@@ -32,7 +32,7 @@ __all__ = [
     "unstack", "split", "array_split", "hsplit", "vsplit", "dsplit", "hstack", "vstack",
     "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "pad",
     "rot90", "diagonal", "trace", "append", "delete", "rollaxis", "insert", "resize",
-    "trim_zeros",
+    "trim_zeros", "block",
 ]
 
 
@@ -1174,3 +1174,43 @@ def trim_zeros(filt, trim="fb", axis=None):
         items.append(slice(int(nz[0]) if "f" in t else None,
                            int(nz[-1]) + 1 if "b" in t else None))
     return x[tuple(items)]
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks (numpy's block): the innermost lists
+    are joined along the last axis, the next level along the second-to-last, and so on;
+    blocks get leading unit axes up to the result's rank. Tuples are not lists here.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.block([[enp.ones((2, 2)), enp.zeros((2, 1))], [enp.zeros((1, 3))]]).shape
+        (3, 3)
+    """
+    def depth(x, path):
+        if isinstance(x, tuple):
+            raise TypeError(f"block: arrays{path} is a tuple; only lists may hold blocks "
+                            f"(tuples are ambiguous)")
+        if isinstance(x, list):
+            if not x:
+                raise ValueError(f"block: arrays{path} is an empty list")
+            ds = [depth(e, f"{path}[{i}]") for i, e in enumerate(x)]
+            if len({d for d, _ in ds}) != 1:
+                raise ValueError(f"block: list depths are mismatched inside arrays{path}: "
+                                 f"every block must be nested equally deep")
+            return ds[0][0] + 1, max(n for _, n in ds)
+        return 0, get_aval(_arr(x)).ndim
+
+    list_ndim, max_ndim = depth(arrays, "")
+    result_ndim = max(list_ndim, max_ndim)
+
+    def build(x, level):
+        if isinstance(x, list):
+            parts = [build(e, level + 1) for e in x]
+            return concatenate(parts, axis=-(list_ndim - level))
+        a = _arr(x)
+        nd = get_aval(a).ndim
+        return reshape(a, (1,) * (result_ndim - nd) + get_aval(a).shape) if nd < result_ndim else a
+
+    if list_ndim == 0:
+        return _arr(arrays)
+    return build(arrays, 0)
