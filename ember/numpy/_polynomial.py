@@ -135,11 +135,13 @@ def poly(seq_of_zeros):
     from ._creation import ones
     from ._manipulation import stack
     (z,) = (ensure_array(v) for v in promote_dtypes("poly", ensure_array(seq_of_zeros), to_inexact=True))
+    if get_aval(z).ndim == 0:
+        z = z.reshape((1,))   # one root, as in JAX (numpy rejects a 0-d input)
     a = get_aval(z)
     if a.ndim == 2 and a.shape[0] == a.shape[1] and a.shape[0] > 0:
         from . import linalg
         z = linalg.eigvals(z)
-    elif a.ndim == 0 or (a.ndim == 1 and a.shape[0] == 0) or (a.ndim == 2 and a.size == 0):
+    elif (a.ndim == 1 and a.shape[0] == 0) or (a.ndim == 2 and a.size == 0):
         return ones((), a.dtype)
     elif a.ndim != 1:
         raise ValueError(f"poly: input must be a 1-D array of roots or a non-empty square "
@@ -286,7 +288,7 @@ def polyint(p, m=1, k=None):
     if m < 0:
         raise ValueError(f"polyint: the order of the antiderivative m must be non-negative, "
                          f"got {m}")
-    p, kk = _coeffs("polyint", p, 0.0 if k is None else ravel(ensure_array(k)), inexact=True)
+    p, kk = _coeffs("polyint", p, ravel(ensure_array(0.0 if k is None else k)), inexact=True)
     if get_aval(kk).shape[0] == 1:
         kk = full((m,), kk[0], dtype=get_aval(p).dtype)
     if get_aval(kk).shape != (m,):

@@ -119,14 +119,17 @@ def kaiser(M, beta):
         >>> np.round(np.asarray(enp.kaiser(3, 5.0)), 4).tolist()
         [0.0367, 1.0, 0.0367]
     """
+    from ._creation import arange
     from ._elementwise import sqrt
-    m, n = _n(M, "kaiser")
+    m = static_int(M, "kaiser", "M")
     beta = ensure_array(beta)
     if get_aval(beta).ndim != 0:
         raise ValueError(f"kaiser: beta must be a scalar, got {get_aval(beta).str_user()}")
     if m <= 1:
         return _trivial(m)
-    (beta,) = (ensure_array(v) for v in promote_dtypes("kaiser", beta, to_inexact=True))
+    # the positions take beta's precision (a float64 beta gives a float64 window)
+    n, beta = (ensure_array(v) for v in promote_dtypes("kaiser", arange(m), beta,
+                                                      to_inexact=True))
     alpha = (m - 1) / 2.0
     r = (n - alpha) / alpha
     # rounding can push 1 - r*r just below 0 at the ends; the window is i0(0)/i0(beta) there
