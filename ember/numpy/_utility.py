@@ -352,7 +352,7 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
 
     Example:
         >>> import numpy as np, ember.numpy as enp
-        >>> np.round(np.asarray(enp.unwrap(enp.asarray([0.0, 5.0, 10.0]))), 4).tolist()
+        >>> np.round(np.asarray(enp.unwrap(enp.asarray([0.0, 5.0, 10.0])), float), 4).tolist()
         [0.0, -1.2832, -2.5664]
     """
     from ._elementwise import abs as _abs

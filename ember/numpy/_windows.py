@@ -67,7 +67,7 @@ def hamming(M):
 
     Example:
         >>> import numpy as np, ember.numpy as enp
-        >>> np.round(np.asarray(enp.hamming(3)), 4).tolist()
+        >>> np.round(np.asarray(enp.hamming(3), float), 4).tolist()
         [0.08, 1.0, 0.08]
     """
     return _cosine_sum(M, "hamming", (0.54, 0.46))
@@ -89,7 +89,7 @@ def blackman(M):
 
     Example:
         >>> import numpy as np, ember.numpy as enp
-        >>> np.round(np.asarray(enp.blackman(3)), 4).tolist()
+        >>> np.round(np.asarray(enp.blackman(3), float), 4).tolist()
         [-0.0, 1.0, -0.0]
     """
     return _cosine_sum(M, "blackman", (0.42, 0.5, 0.08))
@@ -116,7 +116,7 @@ def kaiser(M, beta):
 
     Example:
         >>> import numpy as np, ember.numpy as enp
-        >>> np.round(np.asarray(enp.kaiser(3, 5.0)), 4).tolist()
+        >>> np.round(np.asarray(enp.kaiser(3, 5.0), float), 4).tolist()
         [0.0367, 1.0, 0.0367]
     """
     from ._creation import arange
