@@ -82,7 +82,8 @@ def frexp(x, /):
 
 def spacing(x, /):
     """The distance from `x` to the next representable float away from zero (numpy's
-    spacing: negative for negative `x`, NaN for inf and NaN). Integers become floats.
+    spacing: negative for negative `x`, NaN for inf and NaN; float16 steps towards +inf, as
+    numpy and JAX do). Integers become floats; complex input is a ValueError, as in JAX.
 
     Example:
         >>> import ember.numpy as enp
@@ -93,10 +94,14 @@ def spacing(x, /):
     from ._searching import where
     x = ensure_array(x)
     if _dt.kind(get_aval(x).dtype) == "c":
-        raise TypeError(f"spacing: complex input is not supported, got "
+        raise ValueError(f"spacing: complex input is not supported, got "
                         f"{get_aval(x).str_user()}")
     (x,) = promote_args("spacing", x, to_inexact=True)
     d = get_aval(x).dtype
+    if d == np.float16:
+        # numpy's (and JAX's) float16 spacing always steps towards +inf
+        out = nextafter(x, const(d, np.inf)) - x
+        return where(lax.is_finite(x), out, const(d, np.nan))
     # -0.0 steps towards +inf too, as in numpy
     toward = where(lax.lt(x, const(d, 0)), const(d, -np.inf), const(d, np.inf))
     return nextafter(x, toward) - x

@@ -386,16 +386,16 @@ def test_unwrap_matches_numpy():
         enp.unwrap(np.array([1j, 2j]))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_spacing_matches_numpy(dtype):
-    x = np.array([-0.0, 0.0, -1.0, 1e-40, 3.5, -1e30, 65504.0, 1.0], dtype=dtype)
+    x = np.array([-0.0, 0.0, -1.0, 1e-40, 3.5, -3e4, 6e4, 1.0], dtype=dtype)
     _eq(enp.spacing(x), np.spacing(x), rtol=0, atol=0)
     with np.errstate(invalid="ignore", over="ignore"):
         got = np.asarray(enp.spacing(np.array([np.inf, -np.inf, np.nan], dtype=dtype)))
     assert np.isnan(got).all()
     assert enp.spacing(np.int32(3)).dtype == enp.float32
     assert float(ember.jit(enp.spacing)(np.float32(1.0))) == float(np.finfo(np.float32).eps)
-    with pytest.raises(TypeError, match="spacing: complex"):
+    with pytest.raises(ValueError, match="spacing: complex"):
         enp.spacing(np.array([1j]))
 
 
