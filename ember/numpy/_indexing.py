@@ -1162,14 +1162,16 @@ def _flatten(x):
 
 def put(a, ind, v, mode=None, *, inplace=True):
     """`a` with the flat positions `ind` set to `v` (cycled to len(ind)); JAX's put, which
-    needs `inplace=False` and returns the new array. `mode`: None drops out-of-range writes
-    (negative indices count from the end), 'clip' clamps, 'wrap' wraps around.
+    needs `inplace=False` and returns the new array. `mode`: None (JAX's default) counts
+    negative indices from the end once and clamps the rest into range, 'clip' clamps every
+    index into [0, a.size - 1], 'wrap' wraps around.
 
     Example:
         >>> import ember.numpy as enp
         >>> enp.put(enp.zeros(5), enp.asarray([0, 2]), 1.0, inplace=False).tolist()
         [1.0, 0.0, 1.0, 0.0, 0.0]
     """
+    from ._searching import where as jnp_where
     _no_inplace("put", inplace)
     x = ensure_array(a)
     idx = _flatten(ensure_array(ind))
@@ -1184,7 +1186,8 @@ def put(a, ind, v, mode=None, *, inplace=True):
     vals = _tile_to(_flatten(vals), get_aval(idx).shape[0])
     scatter_mode = "drop"
     if mode is None:
-        pass
+        # JAX's default: negative indices count from the end once, the rest are clamped
+        idx = clip(jnp_where(idx < 0, idx + xa.size, idx), 0, xa.size - 1)
     elif mode == "clip":
         idx = clip(idx, 0, xa.size - 1)
     elif mode == "wrap":

@@ -192,8 +192,8 @@ def _strip_leading(p, op, tol=0.0):
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    """The product of two polynomials (the full convolution of their coefficients). Leading
-    zeros are kept unless `trim_leading_zeros=True` (which needs concrete values).
+    """The product of two polynomials (the full convolution of their coefficients, inexact
+    as in JAX). Leading zeros are kept unless `trim_leading_zeros=True` (concrete values).
 
     Example:
         >>> import ember.numpy as enp
@@ -202,7 +202,7 @@ def polymul(a1, a2, *, trim_leading_zeros=False):
     """
     from ._convolve import convolve
     from ._creation import zeros
-    a1, a2 = _coeffs("polymul", a1, a2)
+    a1, a2 = _coeffs("polymul", a1, a2, inexact=True)   # JAX's dtype rule (ints -> floats)
     d = get_aval(a1).dtype
     if trim_leading_zeros and get_aval(a1).shape[0] > 1:
         a1 = _strip_leading(a1, "polymul")
