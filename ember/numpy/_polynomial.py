@@ -255,9 +255,8 @@ def polyder(p, m=1):
         >>> enp.polyder(enp.asarray([1.0, 1.0, 1.0, 1.0])).tolist()
         [3.0, 2.0, 1.0]
     """
-    from ._util import static_int
-    from ._creation import arange
     import numpy as np
+    from ._util import static_int
     m = static_int(m, "polyder", "m")
     if m < 0:
         raise ValueError(f"polyder: the order of the derivative m must be non-negative, got {m}")
@@ -313,7 +312,7 @@ def roots(p, *, strip_zeros=True):
         >>> sorted(np.round(np.asarray(r).real, 6).tolist())
         [1.0, 2.0]
     """
-    from ._creation import asarray, diag, ones, zeros
+    from ._creation import asarray, ones, zeros
     from ._util import concrete_or_none
     from ..fx.core import ConcretizationError, argument_note
     (p,) = (ensure_array(v) for v in promote_dtypes("roots", ensure_array(p), to_inexact=True))

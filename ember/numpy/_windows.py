@@ -39,7 +39,7 @@ def i0(x):
 
 
 def _n(m, op):
-    """The sample positions 0..M-1 as default floats, or None for the trivial lengths."""
+    """The static length and the sample positions 0..M-1 as default floats."""
     from ._creation import arange
     m = static_int(m, op, "M")
     return m, arange(max(m, 0), dtype=float)

@@ -123,8 +123,9 @@ def test_poly_family_derivatives():
     check_grads(lambda a, k: enp.polyint(a, 2, k), (p, np.array([1.0, 2.0])), order=1)
     check_grads(lambda z: enp.poly(z), (np.array([1.0, 2.0, -0.5]),), order=2)
     # distinct real roots: their derivative is -p'(r)^-1 dp(r)
-    check_grads(lambda a: enp.roots(a).real, (np.array([1.0, -3.0, 2.0]),), order=1,
-                modes=("fwd",))
+    check_grads(lambda a: enp.roots(a).real, (np.array([1.0, -3.0, 2.0]),), order=1)
+    check_vmap(lambda a: enp.roots(a, strip_zeros=False),
+               (np.array([[1.0, -3.0, 2.0], [1.0, -5.0, 6.0]]),))
 
 
 def test_polymul_vmap_and_jit():
@@ -197,6 +198,7 @@ def test_insert_dtypes_traced_and_grad():
     check_grads(lambda x, v: enp.insert(x, [0, 2], v), (np.array([1.0, 2.0, 3.0]),
                                                        np.array([4.0, 5.0])), order=2)
     check_vmap(lambda x, v: enp.insert(x, 1, v), (RNG.normal(size=(3, 4)), RNG.normal(size=3)))
+    check_vmap(lambda i: enp.insert(np.arange(4.0), i, 9.0), (np.array([0, 2, 4]),))
     with pytest.raises(ValueError, match="insert: the indices obj must be integers"):
         enp.insert(A34, np.array([0.5]), 1.0)
     with pytest.raises(ValueError, match="insert: obj must be"):
