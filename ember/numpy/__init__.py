@@ -24,7 +24,9 @@ from ._sorting import *  # noqa: F401,F403
 from ._utility import *  # noqa: F401,F403
 # numpy families beyond the array API, one file each
 from . import _convolve, _float_parts, _functional, _gradient, _histograms, _polynomial  # noqa
-from . import _statistics  # noqa: E402
+from . import _bits, _index_tricks, _statistics, _windows  # noqa: E402
+from ._index_tricks import *  # noqa: F401,F403
+from ._bits import *  # noqa: F401,F403
 from ._convolve import *  # noqa: F401,F403
 from ._float_parts import *  # noqa: F401,F403
 from ._functional import *  # noqa: F401,F403
@@ -32,6 +34,7 @@ from ._gradient import *  # noqa: F401,F403
 from ._histograms import *  # noqa: F401,F403
 from ._polynomial import *  # noqa: F401,F403
 from ._statistics import *  # noqa: F401,F403
+from ._windows import *  # noqa: F401,F403
 
 __all__ = sorted(set(
     ["asarray", "array", "broadcast_shapes", "broadcast_to", "ndarray"]
@@ -39,7 +42,8 @@ __all__ = sorted(set(
     + _linear.__all__ + _manipulation.__all__ + _reductions.__all__ + _searching.__all__
     + _sets.__all__ + _sorting.__all__ + _utility.__all__
     + _convolve.__all__ + _float_parts.__all__ + _functional.__all__ + _gradient.__all__
-    + _histograms.__all__ + _polynomial.__all__ + _statistics.__all__))
+    + _histograms.__all__ + _polynomial.__all__ + _statistics.__all__ + _windows.__all__
+    + _bits.__all__ + _index_tricks.__all__))
 
 # Arrays and tracers get their operators from this namespace (the core, which
 # defines Tracer, does not import the numpy layer).

@@ -1,5 +1,6 @@
 """frexp: a float's mantissa and binary exponent, read from its bits so the split is exact
-on every backend (ldexp, its inverse, lives with the elementwise functions).
+on every backend (ldexp, its inverse, lives with the elementwise functions); spacing, the
+gap to the next float away from zero.
 
 Example:
     >>> import ember.numpy as enp
@@ -17,7 +18,7 @@ from ..fx.core import get_aval
 from ._core import ensure_array, promote_args
 from ._util import const
 
-__all__ = ["frexp"]
+__all__ = ["frexp", "spacing"]
 
 # dtype -> (unsigned type of the same width, mantissa bits, exponent bias)
 _LAYOUT = {
@@ -77,3 +78,30 @@ def frexp(x, /):
     h = lax.div(e, const(i32, 2))
     m = lax.mul(lax.mul(x, _pow2(lax.neg(h), d)), _pow2(lax.neg(lax.sub(e, h)), d))
     return m, e
+
+
+def spacing(x, /):
+    """The distance from `x` to the next representable float away from zero (numpy's
+    spacing: negative for negative `x`, NaN for inf and NaN; float16 steps towards +inf, as
+    numpy and JAX do). Integers become floats; complex input is a ValueError, as in JAX.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> float(enp.spacing(enp.asarray(1.0))) == float(enp.finfo(enp.float32).eps)
+        True
+    """
+    from ._elementwise import nextafter
+    from ._searching import where
+    x = ensure_array(x)
+    if _dt.kind(get_aval(x).dtype) == "c":
+        raise ValueError(f"spacing: complex input is not supported, got "
+                        f"{get_aval(x).str_user()}")
+    (x,) = promote_args("spacing", x, to_inexact=True)
+    d = get_aval(x).dtype
+    if d == np.float16:
+        # numpy's (and JAX's) float16 spacing always steps towards +inf
+        out = nextafter(x, const(d, np.inf)) - x
+        return where(lax.is_finite(x), out, const(d, np.nan))
+    # -0.0 steps towards +inf too, as in numpy
+    toward = where(lax.lt(x, const(d, 0)), const(d, -np.inf), const(d, np.inf))
+    return nextafter(x, toward) - x

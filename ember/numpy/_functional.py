@@ -1,6 +1,6 @@
 """Turning scalar and core-dimension functions into array functions: vectorize (numpy's
-semantics, `signature=` and `excluded=` included, built on vmap), apply_along_axis and
-piecewise.
+semantics, `signature=` and `excluded=` included, built on vmap), apply_along_axis,
+apply_over_axes and piecewise.
 
 Example:
     >>> import ember.numpy as enp
@@ -17,7 +17,7 @@ import re
 from ..fx.core import get_aval
 from ._core import broadcast_shapes, broadcast_to, ensure_array
 
-__all__ = ["vectorize", "apply_along_axis", "piecewise"]
+__all__ = ["vectorize", "apply_along_axis", "apply_over_axes", "piecewise"]
 
 _DIM = r"\w+"
 _CORE = rf"\((?:{_DIM}(?:,{_DIM})*)?\)"
@@ -216,3 +216,30 @@ def piecewise(x, condlist, funclist, *args, **kw):
         v = broadcast_to(ensure_array(v).astype(xa.dtype), xa.shape)
         out = where(broadcast_to(c, xa.shape), v, out)
     return out
+
+
+def apply_over_axes(func, a, axes):
+    """`func(a, axis)` applied for each axis in turn, keeping the rank: a result with one
+    axis fewer gets it back as a unit axis (numpy's apply_over_axes, e.g. with enp.sum).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.apply_over_axes(enp.sum, enp.ones((2, 3, 4)), [0, 2]).shape
+        (1, 3, 1)
+    """
+    from ._core import ensure_array
+    from ._manipulation import expand_dims
+    from ..fx.core import get_aval
+    val = ensure_array(a)
+    n = get_aval(val).ndim
+    for axis in ([axes] if isinstance(axes, int) else axes):
+        ax = axis + n if axis < 0 else axis
+        res = ensure_array(func(val, ax))
+        if get_aval(res).ndim == get_aval(val).ndim:
+            val = res
+        elif get_aval(res).ndim == get_aval(val).ndim - 1:
+            val = expand_dims(res, ax)
+        else:
+            raise ValueError(f"apply_over_axes: func must return an array of rank {n} or "
+                             f"{n - 1}, got {get_aval(res).str_user()} for axis {axis}")
+    return val

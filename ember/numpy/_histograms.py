@@ -17,7 +17,7 @@ from .. import lax
 from ..fx.core import get_aval
 from ._core import ensure_array, promote_args, promote_dtypes
 
-__all__ = ["histogram", "histogram2d", "histogram_bin_edges"]
+__all__ = ["histogram", "histogram2d", "histogramdd", "histogram_bin_edges"]
 
 
 def _edges(a, bins, range, op, what="bins"):  # noqa: A002 - numpy's keyword
@@ -162,3 +162,71 @@ def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa:
         area = diff(ex)[:, None] * diff(ey)[None, :]
         H = H / area / H.sum()
     return H, ex, ey
+
+
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
+    """The D-dimensional histogram of the rows of `sample` (an (N, D) array; numpy's
+    histogramdd): returns `(H, edges)` with `H` of shape (nbins_0, ..., nbins_{D-1}) and
+    a list of D edge arrays. `bins` is an int, a sequence of D ints or edge arrays; `range`
+    a sequence of D (min, max) pairs (or None entries). Bin counts and edges are static, so
+    it jits when the ranges or edges are given.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> H, edges = enp.histogramdd(enp.asarray([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+        >>> H.tolist(), len(edges)
+        ([[1.0, 0.0], [0.0, 1.0]], 2)
+    """
+    import builtins
+    import numpy as np
+    from ._manipulation import reshape
+    from ._searching import where
+    from ._utility import diff
+    builtins_range = builtins.range  # `range` is numpy's keyword here
+    s = ensure_array(sample)
+    if get_aval(s).ndim == 1:
+        s = reshape(s, (get_aval(s).shape[0], 1))
+    if get_aval(s).ndim != 2:
+        raise ValueError(f"histogramdd: sample must be an (N, D) array, got "
+                         f"{get_aval(s).str_user()}")
+    (s,) = promote_args("histogramdd", s, to_inexact=True)
+    n, D = get_aval(s).shape
+    if isinstance(bins, (int, np.integer)):
+        bins = [bins] * D
+    elif len(bins) != D:
+        raise ValueError(f"histogramdd: bins must be an int or have one entry per dimension "
+                         f"(D = {D}), got {len(bins)} entries")
+    if range is None:
+        range = [None] * D  # noqa: A001
+    elif len(range) != D:
+        raise ValueError(f"histogramdd: range must have one (min, max) pair per dimension "
+                         f"(D = {D}), got {len(range)}")
+    edges = [_edges(s[:, i], bins[i], range[i], "histogramdd", f"bins[{i}]") for i in
+             builtins_range(D)]
+    nb = [get_aval(e).shape[0] - 1 for e in edges]
+    total = int(np.prod(nb, dtype=np.int64))
+    flat, inside = None, None
+    for i in builtins_range(D):
+        idx = _bin_index(s[:, i], edges[i])
+        ok = idx < nb[i]
+        flat = idx if flat is None else flat * nb[i] + idx
+        inside = ok if inside is None else inside & ok
+    w = None if weights is None else ensure_array(weights)
+    if w is not None and get_aval(w).shape != (n,):
+        raise ValueError(f"histogramdd: weights must have one entry per sample row ({n}), got "
+                         f"{get_aval(w).str_user()}")
+    if D == 0:
+        raise ValueError("histogramdd: sample needs at least one dimension (D >= 1)")
+    # out-of-range points go to one extra bin that is dropped
+    flat = where(inside, flat, total).astype(_dt.int32)
+    counts = _count(flat, w, total + 1)[:total]
+    d = get_aval(edges[0]).dtype
+    H = reshape(counts.astype(d) if w is None else counts, tuple(nb))
+    if density:
+        vol = None
+        for i in builtins_range(D):
+            widths = reshape(diff(edges[i]), tuple(nb[i] if j == i else 1 for j in
+                                                   builtins_range(D)))
+            vol = widths if vol is None else vol * widths
+        H = H / vol / H.sum()
+    return H, edges

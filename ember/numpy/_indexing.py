@@ -37,7 +37,7 @@ _EVAL = eval_trace()
 __all__ = ["take", "take_along_axis", "getitem", "AtIndexer", "unravel_index",
            "ravel_multi_index", "ix_", "indices", "diag_indices", "diag_indices_from",
            "tril_indices", "triu_indices", "tril_indices_from", "triu_indices_from", "compress",
-           "choose", "put_along_axis"]
+           "choose", "put_along_axis", "put", "place", "fill_diagonal", "mask_indices"]
 
 
 def _where_line():
@@ -1135,3 +1135,147 @@ def choose(a, choices, out=None, mode="raise"):
     if get_aval(idx).dtype != _dt.int32:
         idx = lax.convert_element_type(idx, _dt.int32)
     return lax.select_n(idx, *cs)
+
+
+# --- functional versions of numpy's in-place writers -------------------------------------
+
+def _no_inplace(op, inplace):
+    if inplace:
+        raise ValueError(f"{op}: ember arrays are immutable, so {op} cannot modify its input "
+                         f"in place; pass inplace=False and use the returned array "
+                         f"(a = enp.{op}(a, ..., inplace=False))")
+
+
+def _tile_to(v, n):
+    """The flat `v` cycled to length `n` (numpy repeats short value lists)."""
+    k = get_aval(v).shape[0]
+    if k == n:
+        return v
+    reps = -(-n // k)
+    return lax.slice_in_dim(lax.reshape(lax.broadcast_in_dim(v, (reps, k), (1,)), (reps * k,)),
+                            0, n, 1, 0)
+
+
+def _flatten(x):
+    return lax.reshape(x, (get_aval(x).size,))
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """`a` with the flat positions `ind` set to `v` (cycled to len(ind)); JAX's put, which
+    needs `inplace=False` and returns the new array. `mode`: None (JAX's default) counts
+    negative indices from the end once and clamps the rest into range, 'clip' clamps every
+    index into [0, a.size - 1], 'wrap' wraps around.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.put(enp.zeros(5), enp.asarray([0, 2]), 1.0, inplace=False).tolist()
+        [1.0, 0.0, 1.0, 0.0, 0.0]
+    """
+    from ._searching import where as jnp_where
+    _no_inplace("put", inplace)
+    x = ensure_array(a)
+    idx = _flatten(ensure_array(ind))
+    vals = ensure_array(v)
+    xa = get_aval(x)
+    if _dt.kind(get_aval(idx).dtype) not in "iu":
+        raise TypeError(f"put: the indices ind must be integers, got {get_aval(idx).str_user()}")
+    if not xa.size or not get_aval(idx).size or not get_aval(vals).size:
+        return x
+    if get_aval(vals).dtype != xa.dtype:
+        vals = lax.convert_element_type(vals, xa.dtype)
+    vals = _tile_to(_flatten(vals), get_aval(idx).shape[0])
+    scatter_mode = "drop"
+    if mode is None:
+        # JAX's default: negative indices count from the end once, the rest are clamped
+        idx = clip(jnp_where(idx < 0, idx + xa.size, idx), 0, xa.size - 1)
+    elif mode == "clip":
+        idx = clip(idx, 0, xa.size - 1)
+    elif mode == "wrap":
+        idx = remainder(idx, xa.size)
+    elif mode == "raise":
+        raise NotImplementedError("put: mode='raise' is not supported (ember cannot raise "
+                                  "from inside a compiled program); use mode='clip' or 'wrap'")
+    else:
+        raise ValueError(f"put: mode must be None, 'clip' or 'wrap', got {mode!r}")
+    return _flatten(x).at[idx].set(vals, mode=scatter_mode).reshape(xa.shape)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """`arr` with its `mask`-ed entries set to `vals`, cycled in order (numpy's place; JAX's
+    form: `inplace=False`, returns the new array). Works under jit with a traced mask.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> x = enp.arange(5)
+        >>> enp.place(x, x > 1, enp.asarray([10, 20]), inplace=False).tolist()
+        [0, 1, 10, 20, 10]
+    """
+    from ._searching import where
+    _no_inplace("place", inplace)
+    x = ensure_array(arr)
+    m = ensure_array(mask)
+    vals = ensure_array(vals)
+    xa = get_aval(x)
+    if get_aval(m).shape != xa.shape:
+        raise ValueError(f"place: mask must have the shape of arr, got mask "
+                         f"{get_aval(m).str_user()} for arr {xa.str_user()}")
+    if not xa.size or not get_aval(vals).size:
+        return x
+    if get_aval(vals).dtype != xa.dtype:
+        vals = lax.convert_element_type(vals, xa.dtype)
+    # the k-th True position receives vals[k % len(vals)]; unused slots point past the end
+    # and are dropped
+    pos = where(_flatten(m), size=xa.size, fill_value=xa.size)[0]
+    return _flatten(x).at[pos].set(_tile_to(_flatten(vals), xa.size), mode="drop").reshape(xa.shape)
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """`a` with its main diagonal set to `val` (a scalar, or values cycled along it); JAX's
+    form: `inplace=False`, returns the new array. All axes must be equal for ndim > 2; a tall
+    2-D array's diagonal restarts every ncols + 1 rows when `wrap=True`, as in numpy.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.fill_diagonal(enp.zeros((2, 2)), 5.0, inplace=False).tolist()
+        [[5.0, 0.0], [0.0, 5.0]]
+    """
+    _no_inplace("fill_diagonal", inplace)
+    x = ensure_array(a)
+    vals = ensure_array(val)
+    xa = get_aval(x)
+    if xa.ndim < 2:
+        raise ValueError(f"fill_diagonal: the array must be at least 2-D, got {xa.str_user()}")
+    if xa.ndim > 2 and len(set(xa.shape)) != 1:
+        raise ValueError(f"fill_diagonal: all dimensions of the array must be of equal "
+                         f"length for ndim > 2, got {xa.str_user()}")
+    if xa.ndim == 2:
+        step = xa.shape[1] + 1
+        end = xa.size if wrap else min(xa.size, xa.shape[1] * xa.shape[1])
+    else:
+        step = 1 + int(np.cumprod(xa.shape[:-1]).sum())
+        end = xa.size
+    pos = np.arange(0, end, step, dtype=np.int64)
+    if not pos.size or not get_aval(vals).size:
+        return x
+    if get_aval(vals).dtype != xa.dtype:
+        vals = lax.convert_element_type(vals, xa.dtype)
+    vals = _tile_to(_flatten(vals), pos.size)
+    idx = ensure_array(pos.astype(np.int32 if xa.size < 2 ** 31 else np.int64))
+    return _flatten(x).at[idx].set(vals).reshape(xa.shape)
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The indices where `mask_func(ones((n, n)), k)` is non-zero (numpy's mask_indices, e.g.
+    with `enp.triu`). The count depends on the mask's values, so without `size=` the mask
+    must be concrete; with `size=` it is fixed (JAX's argument).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> [a.tolist() for a in enp.mask_indices(2, enp.triu)]
+        [[0, 0, 1], [0, 1, 1]]
+    """
+    from ._creation import ones
+    from ._searching import nonzero
+    n = operator.index(n)
+    m = mask_func(ones((n, n), dtype=np.int32), k)
+    return nonzero(m, size=size)

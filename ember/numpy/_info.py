@@ -21,7 +21,8 @@ from ._util import const, device_put
 
 __all__ = [
     "bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "e", "pi", "inf",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "single", "double",
+    "csingle", "cdouble", "float_", "complex_", "int_", "uint", "e", "pi", "inf",
     "nan", "newaxis", "euler_gamma", "isdtype", "result_type", "can_cast", "finfo", "iinfo",
     "astype", "promote_types", "issubdtype", "dtype", "generic", "number", "integer",
     "signedinteger", "unsignedinteger", "inexact", "floating", "complexfloating",
@@ -34,6 +35,7 @@ __array_api_version__ = "2024.12"
 from ._scalar_types import ScalarType, bool, bool_  # noqa: E402,A004
 from ._scalar_types import int8, int16, int32, int64, uint8, uint16, uint32, uint64  # noqa: E402
 from ._scalar_types import float16, bfloat16, float32, float64, complex64, complex128  # noqa
+from ._scalar_types import single, double, csingle, cdouble, float_, complex_, int_, uint  # noqa
 
 e = math.e
 pi = math.pi

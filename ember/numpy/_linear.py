@@ -1,4 +1,4 @@
-"""Products: matmul, vecdot, tensordot, dot, inner, outer, vdot, kron and einsum,
+"""Products: matmul, matvec, vecmat, vecdot, tensordot, dot, inner, outer, vdot, kron and einsum,
 lowered to `dot_general` plus transposes, reshapes and `reduce_sum`.
 
 Example:
@@ -21,7 +21,7 @@ from ._elementwise import multiply
 from ._manipulation import diagonal
 from ._util import canonicalize_axis, no_numpy_feature
 
-__all__ = ["matmul", "vecdot", "tensordot", "outer", "inner", "dot", "vdot", "kron", "einsum"]
+__all__ = ["matmul", "matvec", "vecmat", "vecdot", "tensordot", "outer", "inner", "dot", "vdot", "kron", "einsum"]
 
 
 def _promoted(op, *xs):
@@ -85,6 +85,48 @@ def matmul(x1, x2, /, *, out=None, preferred_element_type=None):
     elif vb:
         y = lax.reshape(y, ys[:-1])
     return ensure_array(y)
+
+
+def matvec(x1, x2, /):
+    """Matrix-vector products `x1 @ x2` over the last two axes of `x1` and the last of `x2`,
+    broadcasting the leading (batch) axes (numpy 2.2's matvec; no conjugation).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.matvec(enp.asarray([[1.0, 2.0], [3.0, 4.0]]), enp.asarray([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+    """
+    a, b = ensure_array(x1), ensure_array(x2)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) < 2 or len(sb) < 1:
+        raise ValueError(f"matvec: x1 must be at least 2-D and x2 at least 1-D, got "
+                         f"{get_aval(a).str_user()} and {get_aval(b).str_user()}")
+    if sa[-1] != sb[-1]:
+        raise shape_error("matvec", f"the contracted axis has different sizes: "
+                          f"{get_aval(a).str_user()} and {get_aval(b).str_user()}")
+    return matmul(a, lax.expand_dims(b, (len(sb),)))[..., 0]
+
+
+def vecmat(x1, x2, /):
+    """Vector-matrix products `conj(x1) @ x2` over the last axis of `x1` and the last two of
+    `x2`, broadcasting the leading (batch) axes (numpy 2.2's vecmat, which conjugates x1).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.vecmat(enp.asarray([1.0, 1.0]), enp.asarray([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [4.0, 6.0]
+    """
+    a, b = ensure_array(x1), ensure_array(x2)
+    sa, sb = get_aval(a).shape, get_aval(b).shape
+    if len(sa) < 1 or len(sb) < 2:
+        raise ValueError(f"vecmat: x1 must be at least 1-D and x2 at least 2-D, got "
+                         f"{get_aval(a).str_user()} and {get_aval(b).str_user()}")
+    if sa[-1] != sb[-2]:
+        raise shape_error("vecmat", f"the contracted axis has different sizes: "
+                          f"{get_aval(a).str_user()} and {get_aval(b).str_user()}")
+    if _dt.kind(get_aval(a).dtype) == "c":
+        a = lax.conj(a)
+    return matmul(lax.expand_dims(a, (len(sa) - 1,)), b)[..., 0, :]
 
 
 def vecdot(x1, x2, /, *, axis=-1):

@@ -31,7 +31,8 @@ __all__ = [
     "swapaxes", "permute_dims", "transpose", "matrix_transpose", "repeat", "roll", "tile",
     "unstack", "split", "array_split", "hsplit", "vsplit", "dsplit", "hstack", "vstack",
     "row_stack", "dstack", "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "pad",
-    "rot90", "diagonal", "trace", "append", "delete", "rollaxis",
+    "rot90", "diagonal", "trace", "append", "delete", "rollaxis", "insert", "resize",
+    "trim_zeros", "block",
 ]
 
 
@@ -1046,3 +1047,170 @@ def delete(arr, obj, axis=None):
                 raise IndexError(f"delete: index out of bounds for axis {ax} with size {n}")
             keep[ov] = False
     return _take_static(x, np.nonzero(keep)[0], ax)
+
+
+def insert(arr, obj, values, axis=None):
+    """`arr` with `values` inserted before the indices `obj` (an int, a 1-D integer array or
+    a slice) along `axis` (flattened when None), as numpy's insert. The output length only
+    depends on the number of indices, so traced indices and values work under jit;
+    out-of-range indices are clipped (JAX's rule).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.insert(enp.asarray([1, 2, 3]), 1, 9).tolist()
+        [1, 9, 2, 3]
+        >>> enp.insert(enp.asarray([1, 2, 3]), enp.asarray([0, 3]), enp.asarray([7, 8])).tolist()
+        [7, 1, 2, 3, 8]
+    """
+    from ._creation import arange, full, ones, zeros
+    from ._elementwise import clip
+    from ._searching import where
+    from ._sorting import argsort
+    a = _arr(arr)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = canonicalize_axis(static_int(axis, "insert", "axis"), get_aval(a).shape, "insert")
+    n_input = get_aval(a).shape[ax]
+    if isinstance(obj, slice):
+        idx = _arr(np.arange(*obj.indices(n_input), dtype=np.int32))
+    else:
+        idx = _arr(obj) if not isinstance(obj, (list, tuple)) or len(obj) else \
+            _arr(np.zeros(0, np.int32))
+    ia = get_aval(idx)
+    if ia.ndim > 1:
+        raise ValueError(f"insert: obj must be a slice, a 1-D integer array or a scalar, got "
+                         f"{ia.str_user()}")
+    if _dt.kind(ia.dtype) not in "iu":
+        raise ValueError(f"insert: the indices obj must be integers, got {ia.str_user()}")
+    d = get_aval(a).dtype
+    v = lax.convert_element_type(_arr(values), d) if get_aval(_arr(values)).dtype != d \
+        else _arr(values)
+    if get_aval(v).ndim < get_aval(a).ndim:
+        v = reshape(v, (1,) * (get_aval(a).ndim - get_aval(v).ndim) + get_aval(v).shape)
+    if ia.size == 1:
+        index = ravel(idx)[0]
+        if ia.ndim == 0:
+            # a scalar index inserts `values` as one slab: its first axis goes to `axis`
+            v = moveaxis(v, 0, ax)
+        idx = full((get_aval(v).shape[ax],), index)
+    n_vals = get_aval(v).shape[ax] if get_aval(v).ndim > ax else 1
+    n_insert = broadcast_shapes(get_aval(idx).shape, (n_vals,))[0]
+    if n_insert == 0:
+        return a
+    idx = broadcast_to(idx, (n_insert,))
+    out_shape = list(get_aval(a).shape)
+    out_shape[ax] += n_insert
+    out = zeros(tuple(out_shape), d)
+    idx = where(idx < 0, idx + n_input, idx)
+    idx = clip(idx, 0, n_input)
+    # each inserted value lands after the ones before it: shift by its rank among them
+    values_ind = idx.at[argsort(idx)].add(arange(n_insert, dtype=get_aval(idx).dtype))
+    keep = ones((n_input + n_insert,), dtype=bool).at[values_ind].set(False)
+    arr_ind = where(keep, size=n_input)[0]
+    lead = (slice(None),) * ax
+    vshape = list(out_shape)
+    vshape[ax] = n_insert
+    out = out.at[lead + (values_ind,)].set(broadcast_to(v, tuple(vshape)))
+    return out.at[lead + (arr_ind,)].set(a)
+
+
+def resize(a, new_shape):
+    """An array of `new_shape` filled with `a`'s flattened elements, repeated as needed
+    (numpy's resize: cycles, does not pad with zeros; an empty `a` gives zeros).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.resize(enp.asarray([1, 2, 3]), (2, 4)).tolist()
+        [[1, 2, 3, 1], [2, 3, 1, 2]]
+    """
+    from ._creation import zeros
+    a = ravel(_arr(a))
+    if isinstance(new_shape, (int, np.integer)) or (
+            hasattr(new_shape, "ndim") and getattr(new_shape, "ndim") == 0):
+        new_shape = (new_shape,)
+    new_shape = tuple(static_int(s, "resize", "new_shape") for s in new_shape)
+    if any(s < 0 for s in new_shape):
+        raise ValueError(f"resize: all elements of new_shape must be non-negative, got "
+                         f"{new_shape}")
+    size = get_aval(a).shape[0]
+    new_size = int(np.prod(new_shape, dtype=np.int64))
+    if size == 0 or new_size == 0:
+        return zeros(new_shape, get_aval(a).dtype)
+    reps = -(-new_size // size)
+    return reshape(tile(a, (reps,))[:new_size], new_shape)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """`filt` without its leading ('f') and/or trailing ('b') zeros along each of `axis`
+    (all axes when None; a slab is trimmed when it is all zero). The output shape depends on
+    the values, so `filt` must be concrete (not traced), as in JAX.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.trim_zeros(enp.asarray([0, 0, 1, 2, 0])).tolist()
+        [1, 2]
+        >>> enp.trim_zeros(enp.asarray([0, 1, 0]), trim="f").tolist()
+        [1, 0]
+    """
+    x = _arr(filt)
+    v = concrete(x, "trim_zeros", "the output shape depends on where the zeros are")
+    if not isinstance(trim, str):
+        raise TypeError(f"trim_zeros: trim must be a string of 'f' and/or 'b', got {trim!r}")
+    t = trim.lower()
+    axes = canonicalize_axes(axis, v.shape, "trim_zeros")
+    if not axes or ("f" not in t and "b" not in t):
+        return x
+    items = []
+    for ax in range(v.ndim):
+        if ax not in axes:
+            items.append(slice(None))
+            continue
+        mask = np.any(v != 0, axis=tuple(i for i in range(v.ndim) if i != ax))
+        if not mask.any():
+            items.append(slice(0, 0))
+            continue
+        nz = np.nonzero(mask)[0]
+        items.append(slice(int(nz[0]) if "f" in t else None,
+                           int(nz[-1]) + 1 if "b" in t else None))
+    return x[tuple(items)]
+
+
+def block(arrays):
+    """An array assembled from nested lists of blocks (numpy's block): the innermost lists
+    are joined along the last axis, the next level along the second-to-last, and so on;
+    blocks get leading unit axes up to the result's rank. Tuples are not lists here.
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.block([[enp.ones((2, 2)), enp.zeros((2, 1))], [enp.zeros((1, 3))]]).shape
+        (3, 3)
+    """
+    def depth(x, path):
+        if isinstance(x, tuple):
+            raise TypeError(f"block: arrays{path} is a tuple; only lists may hold blocks "
+                            f"(tuples are ambiguous)")
+        if isinstance(x, list):
+            if not x:
+                raise ValueError(f"block: arrays{path} is an empty list")
+            ds = [depth(e, f"{path}[{i}]") for i, e in enumerate(x)]
+            if len({d for d, _ in ds}) != 1:
+                raise ValueError(f"block: list depths are mismatched inside arrays{path}: "
+                                 f"every block must be nested equally deep")
+            return ds[0][0] + 1, max(n for _, n in ds)
+        return 0, get_aval(_arr(x)).ndim
+
+    list_ndim, max_ndim = depth(arrays, "")
+    result_ndim = max(list_ndim, max_ndim)
+
+    def build(x, level):
+        if isinstance(x, list):
+            parts = [build(e, level + 1) for e in x]
+            return concatenate(parts, axis=-(list_ndim - level))
+        a = _arr(x)
+        nd = get_aval(a).ndim
+        return reshape(a, (1,) * (result_ndim - nd) + get_aval(a).shape) if nd < result_ndim else a
+
+    if list_ndim == 0:
+        return _arr(arrays)
+    return build(arrays, 0)

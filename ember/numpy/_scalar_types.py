@@ -15,7 +15,8 @@ from .. import dtypes as _dt
 
 __all__ = ["bool", "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
            "uint64", "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-           "ndarray"]
+           "ndarray",
+           "single", "double", "csingle", "cdouble", "float_", "complex_", "int_", "uint"]
 
 
 class ScalarType:
@@ -85,6 +86,10 @@ uint8, uint16, uint32, uint64 = (_TYPES[n] for n in ("uint8", "uint16", "uint32"
 float16, bfloat16 = _TYPES["float16"], _TYPES["bfloat16"]
 float32, float64 = _TYPES["float32"], _TYPES["float64"]
 complex64, complex128 = _TYPES["complex64"], _TYPES["complex128"]
+# numpy's C-style and default-type aliases, the same objects as in jax.numpy (float_ is
+# float64 and int_ int64 there too, even though ember's defaults are 32-bit)
+single, double, csingle, cdouble = float32, float64, complex64, complex128
+float_, complex_, int_, uint = float64, complex128, int64, uint64
 
 
 class _NdarrayMeta(type):

@@ -1,5 +1,6 @@
 """Utility functions: all, any, diff, and numpy helpers built on them (allclose,
-array_equal, ediff1d, interp, cross, trapezoid, ndim/shape/size).
+array_equal, ediff1d, interp, cross, trapezoid, unwrap, ndim/shape/size, isscalar,
+iterable).
 
 Example:
     >>> import ember.numpy as enp
@@ -26,7 +27,7 @@ from ._sorting import argsort
 from ._util import canonicalize_axes, canonicalize_axis, const, no_numpy_feature
 
 __all__ = ["all", "any", "diff", "allclose", "array_equal", "array_equiv", "ediff1d", "interp",
-           "cross", "trapezoid", "ndim", "shape", "size"]
+           "cross", "trapezoid", "ndim", "shape", "size", "unwrap", "isscalar", "iterable"]
 
 
 def _bool(x):
@@ -342,3 +343,72 @@ def size(a, axis=None):
             n *= v
         return n
     return s[canonicalize_axis(axis, s, "size")]
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """`p` with every jump larger than `discont` (default `period / 2`) along `axis` replaced
+    by its value modulo `period` (numpy's unwrap of phase angles). Integers stay integers
+    only when `period` is an integer; complex input is rejected, as in JAX. Differentiable.
+
+    Example:
+        >>> import numpy as np, ember.numpy as enp
+        >>> np.round(np.asarray(enp.unwrap(enp.asarray([0.0, 5.0, 10.0])), float), 4).tolist()
+        [0.0, -1.2832, -2.5664]
+    """
+    from ._elementwise import abs as _abs
+    from ._reductions import cumsum
+    p = ensure_array(p)
+    if _dt.kind(get_aval(p).dtype) == "c":
+        raise ValueError(f"unwrap: complex input is not supported (unwrap the angle, "
+                         f"enp.angle(z)), got {get_aval(p).str_user()}")
+    if get_aval(p).ndim == 0:
+        raise ValueError("unwrap: p must be at least 1-D, got a 0-d array")
+    p, period = (ensure_array(v) for v in promote_dtypes("unwrap", p, period))
+    ax = canonicalize_axis(axis, get_aval(p).shape, "unwrap")
+    if get_aval(p).shape[ax] == 0:
+        return p
+    integral = _dt.kind(get_aval(p).dtype) in "iu"
+    interval = period // 2 if integral else period / 2
+    if discont is None:
+        discont = period / 2
+    dd = diff(p, axis=ax)
+    ddmod = remainder(dd + interval, period) - interval
+    # numpy maps a jump of exactly +period/2 to +period/2, not -period/2
+    ddmod = where((ddmod == -interval) & (dd > 0), interval, ddmod)
+    correct = where(_abs(dd) < discont, 0, ddmod - dd)
+    m = get_aval(p).shape[ax]
+    return concat([lax.slice_in_dim(p, 0, 1, 1, ax),
+                   lax.slice_in_dim(p, 1, m, 1, ax) + cumsum(correct, axis=ax)], axis=ax)
+
+
+def isscalar(element):
+    """True for what numpy calls a scalar (Python and numpy scalars, strings) and for 0-d
+    arrays, ember's or numpy's (JAX's rule; numpy says False for a 0-d array).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.isscalar(1.0), enp.isscalar(enp.asarray(2)), enp.isscalar(enp.ones(2))
+        (True, True, False)
+    """
+    from ..array import Array
+    from ..fx.core import Tracer
+    if np.isscalar(element):
+        return True
+    if isinstance(element, (np.ndarray, Array, Tracer)):
+        return get_aval(element).ndim == 0
+    return False
+
+
+def iterable(y):
+    """True when `iter(y)` works (numpy's iterable; a 0-d array is not iterable).
+
+    Example:
+        >>> import ember.numpy as enp
+        >>> enp.iterable([1, 2]), enp.iterable(enp.ones(3)), enp.iterable(2)
+        (True, True, False)
+    """
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True

@@ -65,6 +65,8 @@ __all__ = [
     "svd",
     "svdvals",
     "tensordot",
+    "tensorinv",
+    "tensorsolve",
     "trace",
     "vecdot",
     "vector_norm",
@@ -927,3 +929,60 @@ def cond(x, p=None):
 from ._multi_dot import multi_dot  # noqa: E402  (its own file: a chain-order planner)
 
 __all__ = __all__ + ["multi_dot"]
+
+
+def tensorinv(a, ind=2):
+    """The inverse of `a` seen as a linear map from its last `ndim - ind` axes to its first
+    `ind` axes (numpy's tensorinv): `tensordot(tensorinv(a, ind), a, ind)` is the identity.
+    The result has shape `a.shape[ind:] + a.shape[:ind]`.
+
+    Example:
+        >>> import numpy as np, ember.numpy as enp
+        >>> a = enp.asarray(np.eye(4).reshape(4, 2, 2) * 2.0)
+        >>> enp.linalg.tensorinv(a, ind=1).shape
+        (2, 2, 4)
+    """
+    import math
+    import operator
+    x = _arr(a)
+    shape = get_aval(x).shape
+    ind = operator.index(ind)
+    if ind <= 0:
+        raise ValueError(f"tensorinv: ind must be a positive integer, got {ind}")
+    rows, cols = math.prod(shape[:ind]), math.prod(shape[ind:])
+    if rows != cols:
+        raise ValueError(f"tensorinv: the first {ind} axes (product {rows}) and the rest "
+                         f"(product {cols}) of {get_aval(x).str_user()} must have equal "
+                         f"products, so that the tensor is a square matrix")
+    return inv(x.reshape((rows, cols))).reshape(shape[ind:] + shape[:ind])
+
+
+def tensorsolve(a, b, axes=None):
+    """The `x` with `tensordot(a, x, x.ndim) == b` (numpy's tensorsolve): `x` has the shape
+    of `a`'s trailing axes after the `b.ndim` leading ones; `axes` first moves those axes of
+    `a` to the end.
+
+    Example:
+        >>> import numpy as np, ember.numpy as enp
+        >>> a = enp.asarray(np.eye(6).reshape(2, 3, 6) * 2.0)
+        >>> enp.linalg.tensorsolve(a, enp.ones((2, 3))).shape
+        (6,)
+    """
+    import math
+    (x, y), _ = _promote_dtypes("tensorsolve", _arr(a), _arr(b))
+    an = get_aval(x).ndim
+    if axes is not None:
+        order = list(range(an))
+        for k in axes:
+            k = _axis(k, an, "tensorsolve")
+            order.remove(k)
+            order.append(k)
+        x = x.transpose(tuple(order))
+    bn = get_aval(y).ndim
+    xshape = get_aval(x).shape[bn:]
+    n = math.prod(xshape)
+    if math.prod(get_aval(x).shape[:bn]) != n or get_aval(x).shape[:bn] != get_aval(y).shape:
+        raise ValueError(f"tensorsolve: a's leading axes must match b's shape and have the "
+                         f"product of its remaining axes: got a {get_aval(x).str_user()} and "
+                         f"b {get_aval(y).str_user()}")
+    return solve(x.reshape((n, n)), y.reshape((n,))).reshape(xshape)
