@@ -14,7 +14,6 @@ import numpy as np
 
 from . import dtypes as _dt
 from .fx.core import get_aval
-from .fx.prims import contraction as _contraction  # noqa: F401  (dot_general's registration)
 from .fx.prims.conv import conv_general_dilated
 from .fx.prims.elementwise import div, neg, select_n
 from .fx.prims.indexing import scatter_add
