@@ -696,6 +696,8 @@ def _scatter(x, idx, values, kind, mode):
             batch_shape.append(sparams[e[1]][3])
     batch_shape = tuple(batch_shape)
     nbatch = len(batch_shape)
+    # index vectors known while tracing are built in numpy, so they reach the
+    # scatter as constants (its derivative rules then group updates at trace time)
     comps = []
     for d in indexed:
         if d in adv_vals:
@@ -703,17 +705,23 @@ def _scatter(x, idx, values, kind, mode):
             p = pos["B"]
             bd = tuple(range(p + len(bshape) - len(np.shape(a) if isinstance(a, np.ndarray)
                                                     else get_aval(a).shape), p + len(bshape)))
-            if isinstance(a, np.ndarray):
-                a = ensure_array(np.array(a, copy=True))
-            comps.append(lax.broadcast_in_dim(a, batch_shape, bd) if batch_shape else a)
         else:
             st, lim, stp, length, r = sparams[d]
             start, _, step = items[d].value.indices(eshape[d])
-            ramp = lax.iota(idt, (length,), 0)
-            ramp = lax.add(lax.mul(ramp, const(idt, step)), const(idt, start))
-            comps.append(lax.broadcast_in_dim(ramp, batch_shape, (pos[d],)))
-    comps = [lax.reshape(c, batch_shape + (1,)) for c in comps]
-    indices = lax.concatenate(comps, nbatch)
+            a = (start + step * np.arange(length)).astype(idt)
+            bd = (pos[d],)
+        if isinstance(a, np.ndarray):
+            lead = bd[0] if bd else nbatch
+            a = np.broadcast_to(a.reshape((1,) * lead + a.shape + (1,) * (nbatch - lead - a.ndim)),
+                                batch_shape)
+        else:
+            a = lax.broadcast_in_dim(a, batch_shape, bd) if batch_shape else a
+        comps.append(a)
+    if all(isinstance(c, np.ndarray) for c in comps):
+        indices = np.concatenate([c.reshape(batch_shape + (1,)) for c in comps], nbatch)
+    else:
+        comps = [ensure_array(np.array(c)) if isinstance(c, np.ndarray) else c for c in comps]
+        indices = lax.concatenate([lax.reshape(c, batch_shape + (1,)) for c in comps], nbatch)
     # updates: move full-slice (window) dims to their positions; they are already in order
     window_pos = tuple(i for i, e in enumerate(_expand_layout(layout, bshape))
                        if e[0] == "S" and e[1] in full)

@@ -13,7 +13,9 @@ Fusion rules:
 - a fused value with several consumers is materialised when it is expensive
   (it contains a transcendental or a division) so it is computed once, unless
   all its consumers end in one kernel (elementwise), which computes it once;
-  cheap values (adds, broadcasts) are recomputed;
+  cheap values (adds, broadcasts) are recomputed, unless the expression tree a
+  consumer would inline has grown past FUSED_TREE_MAX nodes (reads of one value
+  at several indices, repeated, double it at every level);
 - a reduction result is always materialised, so every consumer (e.g. softmax's
   shift and normalisation) sees bit-identical values;
 - `dot_general` in the target's gemm dtypes is a `GemmKernel`: the target's gemm,
@@ -209,7 +211,20 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
                     r = _shared_layout_source(x, producer, uses, materialized)
                     if r is not None:
                         materialized.add(r)
-    shared = []   # materialised because expensive and used more than once
+    shared = []   # materialised because expensive (or large) and used more than once
+    # A fused value is re-evaluated at every read, so the expression a consumer
+    # inlines is a tree: a value read twice at different indices (x + shifted x,
+    # repeated: a prefix scan in doubling steps) doubles it at each level.  The
+    # tree's node count (capped) decides: a value used again whose tree has
+    # grown past FUSED_TREE_MAX nodes is stored.
+    tree: dict[Var, int] = {}
+
+    def tree_size(eq):
+        n = 1
+        for a in eq.inputs:
+            if type(a) is Var and a not in materialized:
+                n += tree.get(a, 0)
+        return min(n, 1 << 30)
     for eq in g.equations:
         if kinds[id(eq)] in ("lib", "gemm", "empty") or id(eq) in absorbed:
             continue
@@ -224,6 +239,11 @@ def schedule(closed: ClosedGraph, target: Target, fuse_rows: bool = True) -> Pro
         elif uses.get(v, 0) > 1 and is_expensive(v):
             materialized.add(v)
             shared.append(v)
+        elif kinds[id(eq)] == "fuse" and len(eq.outputs) == 1:
+            tree[v] = tree_size(eq)
+            if uses.get(v, 0) > 1 and tree[v] > FUSED_TREE_MAX:
+                materialized.add(v)
+                shared.append(v)
     # A value kept only for its several uses needs no buffer when all of them end,
     # through elementwise ops over its own shape, in one kernel: that kernel reads
     # it at one index per element, so the hash-consed expression is computed once
@@ -379,6 +399,7 @@ def _shared_layout_source(x, producer, uses, materialized):
 
 # a fused concatenate of this many non-empty operands or more is stored instead
 STORED_CONCAT_OPERANDS = 3
+FUSED_TREE_MAX = 64
 
 
 def _concatenate_steps(eq, kname, out, builder_for):

@@ -475,18 +475,24 @@ scatter_min_p = _make_scatter("scatter_min", np.minimum, allow_complex=False)
 scatter_max_p = _make_scatter("scatter_max", np.maximum, allow_complex=False)
 
 
-def _inverse_gather(x, indices, updates_shape, *, dimension_numbers, mode, indices_are_sorted,
-                    unique_indices):
-    """The gather that reads, for every update element, the operand position it targets."""
-    dn = dimension_numbers
-    xa = get_aval(x)
-    wdims = _window_dims(xa.ndim, dn.inserted_window_dims, dn.operand_batching_dims)
-    sizes = [1] * xa.ndim
+def _inverse_gather_params(operand_ndim, updates_shape, params):
+    """The gather parameters that read, for every update element of the scatter
+    `params`, the operand position it targets."""
+    dn = params["dimension_numbers"]
+    wdims = _window_dims(operand_ndim, dn.inserted_window_dims, dn.operand_batching_dims)
+    sizes = [1] * operand_ndim
     for p, d in zip(dn.update_window_dims, wdims):
         sizes[d] = updates_shape[p]
-    return gather_p.bind(x, indices, dimension_numbers=_gather_dn_of(dn), slice_sizes=tuple(sizes),
-                         mode="fill" if mode == "drop" else mode, fill_value=None,
-                         indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+    mode = params["mode"]
+    return dict(dimension_numbers=_gather_dn_of(dn), slice_sizes=tuple(sizes),
+                mode="fill" if mode == "drop" else mode, fill_value=None,
+                indices_are_sorted=params["indices_are_sorted"],
+                unique_indices=params["unique_indices"])
+
+
+def _inverse_gather(x, indices, updates_shape, **params):
+    """The gather that reads, for every update element, the operand position it targets."""
+    return gather_p.bind(x, indices, **_inverse_gather_params(get_aval(x).ndim, updates_shape, params))
 
 
 def _zero_out(aval):
@@ -562,8 +568,8 @@ scatter_p.transpose = _scatter_transpose
 
 
 def _scatter_mul_jvp(primals, tangents, **params):
-    from .convert import convert_element_type
-    from .elementwise import div, eq, mul, select_n
+    from .elementwise import mul
+    from .group_products import exclusive_group_products
     operand, indices, updates = primals
     ans = scatter_mul_p.bind(operand, indices, updates, **params)
     to, _, tu = tangents
@@ -571,38 +577,16 @@ def _scatter_mul_jvp(primals, tangents, **params):
     t = _zero_out(out_aval)
     if type(to) is not Zero:
         t = scatter_mul_p.bind(to, indices, updates, **params)
-    if type(tu) is not Zero:
+    if type(tu) is not Zero and get_aval(updates).size:
+        # d out[p] = x[p] * sum_{u -> p} t[u] * prod_{v -> p, v != u} y[v]
         xa = get_aval(operand)
-        ua = get_aval(updates)
         zx = zeros(xa.strip_weak())
         if params["unique_indices"]:
-            t = add_tangents(t, mul(operand, scatter_add_p.bind(zx, indices, tu, **params)))
+            others = tu
         else:
-            # d out[p] = x[p] * sum_u t[u] * prod_{v -> p, v != u} y[v].  For y[u] != 0
-            # the product of the others is P/y[u] with P the full product (exact to
-            # every order).  For y[u] == 0 it is the product of the non-zero updates
-            # at p when u is the only zero there, and 0 otherwise (exact at first
-            # order; higher orders miss terms when several zero updates meet at p).
-            zu = zeros(ua.strip_weak())
-            one = np.array(1, ua.dtype)[()]
-            ones_x = _broadcast_scalar(one, xa.shape)
-            is_zero = eq(updates, np.array(0, ua.dtype)[()])
-            y_safe = select_n(is_zero, updates, _broadcast_scalar(one, ua.shape))
-            prod_all = scatter_mul_p.bind(ones_x, indices, updates, **params)
-            prod_nz = scatter_mul_p.bind(ones_x, indices, y_safe, **params)
-            nzeros = scatter_add_p.bind(zeros(AbstractArray(xa.shape, _dt.int32)), indices,
-                                        convert_element_type(is_zero, _dt.int32), **params)
-            pa = _inverse_gather(prod_all, indices, ua.shape, **params)
-            pn = _inverse_gather(prod_nz, indices, ua.shape, **params)
-            zg = _inverse_gather(nzeros, indices, ua.shape, **params)
-            others = select_n(is_zero, div(pa, y_safe), select_n(eq(zg, np.int32(1)), zu, pn))
-            t = add_tangents(t, mul(operand, scatter_add_p.bind(zx, indices, mul(tu, others), **params)))
+            others = mul(tu, exclusive_group_products(xa, indices, updates, params))
+        t = add_tangents(t, mul(operand, scatter_add_p.bind(zx, indices, others, **params)))
     return ans, t
-
-
-def _broadcast_scalar(v, shape):
-    from .shape import broadcast_in_dim
-    return broadcast_in_dim(v, shape, ()) if shape else v
 
 
 def _scatter_mul_transpose(ct, operand, indices, updates, **params):

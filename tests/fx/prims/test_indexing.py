@@ -399,11 +399,55 @@ def test_scatter_mul_grads_with_zero_updates():
     x = rng.standard_normal(4)
     dn = SDN(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
     i = np.array([[1], [1], [2], [2], [2], [3]])
-    # Exact to every order unless two zero updates meet at one position (then first order).
-    for zeros_at, order in (([], 3), ([0], 3), ([2], 2), ([0, 5], 2), ([2, 3], 1), ([2, 3, 4], 1)):
+    # exact to every order, also where several zero updates meet at one position
+    for zeros_at in ([], [0], [2], [0, 5], [2, 3], [2, 3, 4], [0, 1, 2, 3, 4, 5]):
         u = rng.standard_normal(6)
         u[zeros_at] = 0.0
-        check_grads(lambda x, u: lax.scatter_mul(x, i, u, dn), (x, u), order=order)
+        check_grads(lambda x, u: lax.scatter_mul(x, i, u, dn), (x, u), order=3)
+
+
+def _scatter_mul_by_hand(x, idx, u):
+    """x * (product of the updates at each position), written out update by update."""
+    out = [x[p] for p in range(x.shape[0])]
+    for k, p in enumerate(idx):
+        if 0 <= p < x.shape[0]:
+            out[p] = out[p] * u[k]
+    return ember.numpy.stack(out)
+
+
+@pytest.mark.parametrize("mode", ["drop", "clip"])
+def test_scatter_mul_higher_derivatives_match_the_written_out_product(mode):
+    # three zero updates meet at position 0, two at 2; index 7 is out of bounds
+    idx = np.array([0, 2, 0, 0, 2, 1, 7, 2])
+    u = np.array([0.0, 0.0, 1.5, 0.0, 0.0, -2.0, 3.0, 0.5])
+    x = np.array([2.0, 3.0, -5.0, 7.0])
+    dn = SDN(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    eff = idx if mode == "drop" else np.clip(idx, 0, 3)
+
+    def f(u):
+        return lax.scatter_mul(x, idx[:, None], u, dn, mode)
+
+    def g(u):
+        return _scatter_mul_by_hand(x, eff, u)
+
+    for d in (ember.jacfwd, lambda h: ember.jacfwd(ember.jacrev(h)),
+              lambda h: ember.jacrev(ember.jacfwd(ember.jacrev(h)))):
+        np.testing.assert_array_equal(np.asarray(d(f)(u)), np.asarray(d(g)(u)))
+    np.testing.assert_array_equal(np.asarray(ember.jit(ember.hessian(lambda v: f(v).sum()))(u)),
+                                  np.asarray(ember.hessian(lambda v: g(v).sum())(u)))
+
+
+def test_scatter_mul_second_derivatives_with_windows_and_zeros():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 3))
+    u = rng.standard_normal((5, 3))
+    u[[0, 1, 3], 1] = 0.0  # rows 0, 1 and 3 all land on row 2
+    i = np.array([[2], [2], [0], [2], [1]])
+    dn = SDN(update_window_dims=(1,), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    check_grads(lambda x, u: lax.scatter_mul(x, i, u, dn), (x, u), order=3)
+    check_vmap(lambda u: lax.scatter_mul(x, i, u, dn), (np.stack([u, u[::-1]]),))
+    check_vmap(ember.grad(lambda u: lax.scatter_mul(x, i, u, dn).sum()),
+               (np.stack([u, u[::-1]]),))
 
 
 def test_scatter_max_min_ties_average_the_tangents():
