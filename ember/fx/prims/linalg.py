@@ -31,7 +31,7 @@ from . import elementwise as _ew
 from . import reduce as _red
 from . import shape as _sh
 from .contraction import dot_general
-from .rules import bdim_to_front, moveaxis
+from .rules import bdim_to_front, broadcast_to_shape, moveaxis
 from ..spelling import user_str
 
 _LINALG_DTYPES = (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128)
@@ -779,15 +779,23 @@ def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
     dph = _H(dp)
     omega_u = _ew.mul(f, _ew.add(_ew.mul(dp, s_row), _ew.mul(s_col, dph)))
     omega_v = _ew.mul(f, _ew.add(_ew.mul(s_col, dp), _ew.mul(dph, s_row)))
-    one = np.ones((), _dt.real_dtype(dtype))[()]
-    s_inv = _ew.div(one, s)
-    du = _ew.add(_matmul(u, omega_u),
-                 _scale_cols(_ew.sub(_matmul(da, v), _matmul(u, dp)), s_inv))
-    dv = _ew.add(_matmul(v, omega_v),
-                 _scale_cols(_ew.sub(_matmul(_H(da), u), _matmul(v, dph)), s_inv))
+    rdt = _dt.real_dtype(dtype)
+    one, zero = np.ones((), rdt)[()], np.zeros((), rdt)[()]
+    # A zero singular value is fine where the factor it divides is zero in exact
+    # arithmetic: the parts of dA outside the span of U (of V) vanish when U (V)
+    # is square, so those terms are left out rather than computed as rounding
+    # noise / 0 (a square singular matrix's derivative read NaN or garbage); the
+    # complex gauge's phase of a zero singular value's vectors is free: take 0.
+    flat = _ew.eq(s, broadcast_to_shape(zero, get_aval(s).shape))
+    s_inv = _ew.select_n(flat, _ew.div(one, _ew.select_n(flat, s, broadcast_to_shape(one, get_aval(s).shape))),
+                         broadcast_to_shape(zero, get_aval(s).shape))
+    du, dv = _matmul(u, omega_u), _matmul(v, omega_v)
+    if get_aval(u).shape[-1] < m:
+        du = _ew.add(du, _scale_cols(_ew.sub(_matmul(da, v), _matmul(u, dp)), _ew.div(one, s)))
+    if get_aval(v).shape[-1] < n:
+        dv = _ew.add(dv, _scale_cols(_ew.sub(_matmul(_H(da), u), _matmul(v, dph)), _ew.div(one, s)))
     if _is_complex(dp):
         # Gauge: V^H dV has a zero diagonal, so U^H dU carries i Im(diag(dP)) / s.
-        zero = np.zeros((), _dt.real_dtype(dtype))[()]
         phase = _ew.complex(zero, _ew.mul(_ew.imag(_diag(dp)), s_inv))
         du = _ew.add(du, _scale_cols(u, phase))
     return outs, [ds, du, _H(dv)]
