@@ -73,6 +73,8 @@ class BatchTrace(Trace):
         with set_current_trace(self.parent):
             if not any_b:
                 return prim.bind(*vals, **params)
+            if self.axis_size == 0 and not prim.effectful:
+                return self._empty(prim, vals, dims, params)
             if prim.batch is None:
                 raise NotImplementedError(f"batching rule for '{prim.name}' not implemented")
             token = _RULE_AXIS.set(self.axis_name)
@@ -83,6 +85,20 @@ class BatchTrace(Trace):
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, odim)]
         return self.wrap(out, odim)
+
+    def _empty(self, prim, vals, dims, params):
+        """A batch of zero examples: the per-example types (checked as usual) with
+        a leading 0; no rule has to handle groups or strides of size 0."""
+        from ..fx.core import AbstractArray
+        from ..fx.prims.rules import zeros
+        avals = []
+        for v, d in zip(vals, dims):
+            a = get_aval(v)
+            avals.append(a if d is None else a.update(shape=a.shape[:d] + a.shape[d + 1:]))
+        out = prim.abstract_eval(*avals, **params)
+        outs = out if prim.multiple_results else [out]
+        res = [self.wrap(zeros(AbstractArray((0,) + o.shape, o.dtype, o.weak_type)), 0) for o in outs]
+        return res if prim.multiple_results else res[0]
 
     def wrap(self, val, d):
         if d is None:
