@@ -251,6 +251,24 @@ def _shape(shape, fn):
     return shape
 
 
+def _param_shape(fn, shape, **shapes):
+    """The result shape of sampler `fn` for parameters of the given shapes: their
+    broadcast, or `shape` when given, which (as in JAX) must itself be that
+    broadcast with `shape` included; else a ValueError naming the sampler."""
+    shapes = {n: tuple(s) for n, s in shapes.items()}
+    try:
+        full = tuple(enp.broadcast_shapes(*shapes.values(), *(() if shape is None else (shape,))))
+    except (TypeError, ValueError):
+        full = None
+    if full is None or (shape is not None and full != tuple(shape)):
+        got = ", ".join(f"{n} {s}" for n, s in shapes.items())
+        if shape is None:
+            raise ValueError(f"random.{fn}: the parameter shapes ({got}) do not broadcast together")
+        raise ValueError(f"random.{fn}: shape {tuple(shape)} is not a broadcast of the parameter "
+                         f"shapes ({got}); pass shape=None or a shape they broadcast to")
+    return full
+
+
 def _float_dtype(dtype, fn):
     d = _dt.canonicalize(dtype if dtype is not None else _dt.default_float)
     if not _dt.is_float(d):
@@ -377,8 +395,7 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
     cd = _compute_dtype(d)
     lo = enp.astype(enp.asarray(lower), cd)
     hi = enp.astype(enp.asarray(upper), cd)
-    if shape is None:
-        shape = tuple(enp.broadcast_shapes(lo.shape, hi.shape))
+    shape = _param_shape("truncated_normal", shape, lower=lo.shape, upper=hi.shape)
     s2 = cd.type(math.sqrt(2.0))
     a = _m("erf", lo / s2)
     b = _m("erf", hi / s2)
@@ -481,8 +498,7 @@ def bernoulli(key, p=0.5, shape=None):
     pd = get_aval(p).dtype
     d = pd if _dt.is_float(pd) and pd.itemsize >= 4 else _dt.float32
     p = enp.astype(p, d)
-    if shape is None:
-        shape = tuple(p.shape)
+    shape = _param_shape("bernoulli", shape, p=p.shape)
     return uniform(k, shape, d) < p
 
 
@@ -517,8 +533,9 @@ def randint(key, shape, minval, maxval, dtype=_dt.int32):
             raise TypeError(f"random.randint: minval/maxval must be integers, got {user_str(get_aval(v))}")
         return enp.astype(v, wd)
 
-    lo = enp.broadcast_to(bound(minval, 0), shape)
-    hi = enp.broadcast_to(bound(maxval, 1), shape)
+    lo, hi = bound(minval, 0), bound(maxval, 1)
+    shape = _param_shape("randint", shape, minval=lo.shape, maxval=hi.shape)
+    lo, hi = enp.broadcast_to(lo, shape), enp.broadcast_to(hi, shape)
     r = bits(k, shape, _dt.uint64)
     if unsigned:
         span = enp.where(hi > lo, hi - lo, np.uint64(1))
@@ -700,14 +717,18 @@ def loggamma(key, a, shape=None, dtype=None):
         >>> loggamma(key(0), 0.01, (3,)).shape
         (3,)
     """
+    return _loggamma(key, a, shape, dtype, "loggamma")
+
+
+def _loggamma(key, a, shape, dtype, _name):
+    """loggamma, its errors naming the public sampler `_name`."""
     from .transforms.misc import stop_gradient
-    k = _check_key(key, "loggamma")
-    shape = _shape(shape, "loggamma")
-    d = _float_dtype(dtype, "loggamma")
+    k = _check_key(key, _name)
+    shape = _shape(shape, _name)
+    d = _float_dtype(dtype, _name)
     cd = _compute_dtype(d)
     a = stop_gradient(enp.astype(enp.asarray(a), cd))
-    if shape is None:
-        shape = tuple(a.shape)
+    shape = _param_shape(_name, shape, a=a.shape)
     a = enp.broadcast_to(a, shape)
     k1, k2 = split(k)
     boost = a < 1
@@ -728,7 +749,7 @@ def gamma(key, a, shape=None, dtype=None):
         True
     """
     d = _float_dtype(dtype, "gamma")
-    out = _m("exp", loggamma(key, a, shape, _compute_dtype(d)))
+    out = _m("exp", _loggamma(key, a, shape, _compute_dtype(d), "gamma"))
     return out if out.dtype == d else enp.astype(out, d)
 
 
@@ -746,8 +767,7 @@ def beta(key, a, b, shape=None, dtype=None):
     cd = _compute_dtype(d)
     a = enp.astype(enp.asarray(a), cd)
     b = enp.astype(enp.asarray(b), cd)
-    if shape is None:
-        shape = tuple(enp.broadcast_shapes(a.shape, b.shape))
+    shape = _param_shape("beta", shape, a=a.shape, b=b.shape)
     ka, kb = split(k)
     lx = loggamma(ka, enp.broadcast_to(a, shape), shape, cd)
     ly = loggamma(kb, enp.broadcast_to(b, shape), shape, cd)
@@ -771,8 +791,7 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     alpha = enp.astype(enp.asarray(alpha), cd)
     if alpha.ndim < 1:
         raise ValueError("random.dirichlet: alpha must have at least one dimension")
-    if shape is None:
-        shape = tuple(alpha.shape[:-1])
+    shape = _param_shape("dirichlet", shape, alpha_batch=alpha.shape[:-1])
     full = tuple(shape) + (alpha.shape[-1],)
     lg = loggamma(k, enp.broadcast_to(alpha, full), full, cd)
     out = _m("exp", lg - enp.max(lg, axis=-1, keepdims=True))

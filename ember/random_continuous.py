@@ -37,19 +37,9 @@ def _setup(fn, key, shape, dtype):
 
 def _params(fn, shape, cd, **params):
     """The parameters as `cd` arrays broadcast to `shape` (default: their broadcast
-    shape); like JAX, a given `shape` must be the broadcast of itself and the parameters."""
+    shape; `_r._param_shape` checks a given one)."""
     ps = {n: enp.asarray(v).astype(cd) for n, v in params.items()}
-    shapes = {n: tuple(p.shape) for n, p in ps.items()}
-    try:
-        full = tuple(enp.broadcast_shapes(*shapes.values(), *(() if shape is None else (shape,))))
-    except (TypeError, ValueError):
-        full = None
-    if full is None or (shape is not None and full != tuple(shape)):
-        got = ", ".join(f"{n} {s}" for n, s in shapes.items())
-        if shape is None:
-            raise ValueError(f"random.{fn}: the parameter shapes ({got}) do not broadcast together")
-        raise ValueError(f"random.{fn}: shape {tuple(shape)} is not a broadcast of the parameter "
-                         f"shapes ({got}); pass shape=None or a shape they broadcast to")
+    full = _r._param_shape(fn, shape, **{n: p.shape for n, p in ps.items()})
     return full, [enp.broadcast_to(p, full) for p in ps.values()]
 
 

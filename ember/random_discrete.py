@@ -97,19 +97,12 @@ def _int_dtype(dtype, fn):
     return d
 
 
-def _broadcast_params(fn, shape, *params):
-
-    ps = [enp.asarray(p) for p in params]
-    cd = _dt.float64 if any(get_aval(p).dtype == _dt.float64 for p in ps) else _dt.float32
-    ps = [p.astype(cd) for p in ps]
-    if shape is None:
-        shape = tuple(enp.broadcast_shapes(*(p.shape for p in ps)))
-    try:
-        ps = [enp.broadcast_to(p, shape) for p in ps]
-    except (TypeError, ValueError):
-        raise ValueError(f"random.{fn}: parameter shapes {[tuple(p.shape) for p in ps]} do not "
-                         f"broadcast to shape {shape}") from None
-    return shape, cd, ps
+def _broadcast_params(fn, shape, **params):
+    """(shape, compute dtype, the parameters broadcast to it): float64 when one is."""
+    ps = {n: enp.asarray(p) for n, p in params.items()}
+    cd = _dt.float64 if any(get_aval(p).dtype == _dt.float64 for p in ps.values()) else _dt.float32
+    shape = _r._param_shape(fn, shape, **{n: p.shape for n, p in ps.items()})
+    return shape, cd, [enp.broadcast_to(p.astype(cd), shape) for p in ps.values()]
 
 
 def poisson(key, lam, shape=None, dtype=_dt.int32):
@@ -127,7 +120,7 @@ def poisson(key, lam, shape=None, dtype=_dt.int32):
     k = _r._check_key(key, "poisson")
     shape = _r._shape(shape, "poisson")
     d = _int_dtype(dtype, "poisson")
-    shape, cd, (lam,) = _broadcast_params("poisson", shape, lam)
+    shape, cd, (lam,) = _broadcast_params("poisson", shape, lam=lam)
     lam = stop_gradient(lam)
     k_small, k_large = _r.split(k)
     c = cd.type
@@ -186,7 +179,7 @@ def geometric(key, p, shape=None, dtype=_dt.int32):
     k = _r._check_key(key, "geometric")
     shape = _r._shape(shape, "geometric")
     d = _int_dtype(dtype, "geometric")
-    shape, cd, (p,) = _broadcast_params("geometric", shape, p)
+    shape, cd, (p,) = _broadcast_params("geometric", shape, p=p)
     u = _r.uniform(k, shape, cd)
     out = enp.floor(_r._m("log1p", -u) / _r._m("log1p", -p)) + cd.type(1.0)
     return out.astype(d)
@@ -208,7 +201,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     k = _r._check_key(key, "binomial")
     shape = _r._shape(shape, "binomial")
     od = _r._float_dtype(dtype, "binomial")
-    shape, cd, (n, p) = _broadcast_params("binomial", shape, n, p)
+    shape, cd, (n, p) = _broadcast_params("binomial", shape, n=n, p=p)
     n, p = stop_gradient(enp.floor(n)), stop_gradient(p)
     c = cd.type
     bad = (n < 0) | enp.logical_not(enp.isfinite(n)) | enp.logical_not((p >= 0) & (p <= 1))

@@ -30,8 +30,7 @@ def chisquare(key, df, shape=None, dtype=None):
     d = _r._float_dtype(dtype, "chisquare")
     cd = _r._compute_dtype(d)
     df = enp.asarray(df).astype(cd)
-    if shape is None:
-        shape = tuple(df.shape)
+    shape = _r._param_shape("chisquare", shape, df=df.shape)
     half = enp.broadcast_to(df, shape) / cd.type(2.0)
     out = cd.type(2.0) * _r._m("exp", _r.loggamma(k, half, shape, cd))
     return out if cd == d else out.astype(d)
@@ -52,8 +51,7 @@ def t(key, df, shape=None, dtype=None):
     d = _r._float_dtype(dtype, "t")
     cd = _r._compute_dtype(d)
     df = enp.asarray(df).astype(cd)
-    if shape is None:
-        shape = tuple(df.shape)
+    shape = _r._param_shape("t", shape, df=df.shape)
     kn, kg = _r.split(k)
     n = _r.normal(kn, shape, cd)
     half = enp.broadcast_to(df, shape) / cd.type(2.0)

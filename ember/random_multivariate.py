@@ -59,12 +59,8 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         raise ValueError(f"random.multivariate_normal: mean must be [..., n] and cov [..., n, n] "
                          f"with the same n, got mean {ma.str_user()} and cov {ca.str_user()}")
     n = ma.shape[-1]
-    batch = tuple(enp.broadcast_shapes(ma.shape[:-1], ca.shape[:-2]))
-    if shape is None:
-        shape = batch
-    elif tuple(enp.broadcast_shapes(shape, batch)) != tuple(shape):
-        raise ValueError(f"random.multivariate_normal: shape {shape} must be broadcast-compatible "
-                         f"with the batch shape {batch} of mean and cov")
+    shape = _r._param_shape("multivariate_normal", shape, mean_batch=ma.shape[:-1],
+                            cov_batch=ca.shape[:-2])
     if method == "cholesky":
         factor = enp.linalg.cholesky(cov)
     elif method == "eigh":
