@@ -16,7 +16,8 @@ third and later ones are NaN or inaccurate (docs/sharp-bits.md).
 Example:
     >>> import numpy as np, ember
     >>> from ember.numpy._linalg_det import determinant
-    >>> ember.grad(determinant)(np.array([[1.0, 2.0], [2.0, 4.0]])).tolist()
+    >>> g = ember.grad(determinant)(np.array([[1.0, 2.0], [2.0, 4.0]]))   # singular
+    >>> np.round(np.asarray(g), 12).tolist()                                # its cofactors
     [[4.0, -2.0], [-2.0, 1.0]]
 """
 from __future__ import annotations
