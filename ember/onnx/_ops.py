@@ -318,6 +318,31 @@ def _clip_indices(cv, eq, idx, bounds, mode):
                       f"(use mode='clip')")
 
 
+def _to_spare_slot(cv, eq, idx, bounds):
+    """int64 indices [..., k] whose out-of-range vectors (any component outside
+    [0, bound]) point at `bound + 1` in every component: one slot past the end,
+    which the caller pads on (a gather's fill value) or pads on and slices off
+    (a scatter's dropped updates).  ONNX's GatherND/ScatterND have no fill or drop."""
+    idx = cv.op("Cast", idx, to=onnx_dtype(np.int64))
+    b = np.asarray(bounds, np.int64)
+    inside = cv.op("And", cv.op("GreaterOrEqual", idx, cv.const(np.zeros(len(b), np.int64))),
+                   cv.op("LessOrEqual", idx, cv.const(b)))
+    # all components inside: the minimum over the last axis of the 0/1 flags
+    flags = cv.op("Cast", inside, to=onnx_dtype(np.int32))
+    if cv.opset >= 18:
+        ok = cv.op("ReduceMin", flags, cv.ints([-1]), keepdims=1)
+    else:
+        ok = cv.op("ReduceMin", flags, axes=[-1], keepdims=1)
+    ok = cv.op("Cast", ok, to=onnx_dtype(np.bool_))
+    return cv.op("Where", ok, idx, cv.const(b + 1))
+
+
+def _pad_spare_slots(cv, x, ndim, axes, value):
+    """x with one more element at the end of each of `axes`, holding `value`."""
+    hi = [1 if d in axes else 0 for d in range(ndim)]
+    return cv.op("Pad", x, cv.ints([0] * ndim + hi), value)
+
+
 def _gather(cv, eq, ins):
     p = eq.params
     dn = p["dimension_numbers"]
@@ -337,8 +362,13 @@ def _gather(cv, eq, ins):
     perm = list(lead) + list(sim) + rest
     if perm != list(range(op_aval.ndim)):
         x = cv.op("Transpose", x, perm=perm)
-    idx = _clip_indices(cv, eq, ins[1], [op_aval.shape[d] - 1 for d in sim], p["mode"])
-    idx = cv.op("Cast", idx, to=onnx_dtype(np.int64))
+    bounds = [op_aval.shape[d] - 1 for d in sim]
+    if p["mode"] == "fill":
+        fill = np.array(0 if p["fill_value"] is None else p["fill_value"]).astype(op_aval.dtype)
+        x = _pad_spare_slots(cv, x, op_aval.ndim, range(nbatch, nbatch + len(sim)), cv.const(fill))
+        idx = _to_spare_slot(cv, eq, ins[1], bounds)
+    else:
+        idx = cv.op("Cast", _clip_indices(cv, eq, ins[1], bounds, p["mode"]), to=onnx_dtype(np.int64))
     y = cv.op("GatherND", x, idx, batch_dims=nbatch)
     # GatherND gives batch dims then offset dims; the gather's output interleaves them
     out_nd = _out(eq).ndim
@@ -369,12 +399,15 @@ def _scatter(reduction):
                 or tuple(dn.update_window_dims) != tuple(range(nb, up_aval.ndim))
                 or tuple(up_aval.shape[nb:]) != tuple(op_aval.shape[k:])):
             raise unsupported(eq, "only scatters of whole slices along leading axes map to ScatterND")
-        mode = p["mode"]
-        if mode == "drop":
-            mode = "clip"   # ONNX has no dropped updates; in-range indices behave the same
-        idx = cv.op("Cast", _clip_indices(cv, eq, ins[1], [op_aval.shape[d] - 1 for d in range(k)], mode),
-                    to=onnx_dtype(np.int64))
         attrs = {} if reduction == "none" else {"reduction": reduction}
+        bounds = [op_aval.shape[d] - 1 for d in range(k)]
+        if p["mode"] in ("drop", "fill"):
+            # dropped updates land in a spare slot past the end, sliced off after
+            x = _pad_spare_slots(cv, ins[0], op_aval.ndim, range(k), cv.const(np.zeros((), op_aval.dtype)))
+            idx = _to_spare_slot(cv, eq, ins[1], bounds)
+            y = cv.op("ScatterND", x, idx, ins[2], **attrs)
+            return [cv.op("Slice", y, cv.ints([0] * k), cv.ints(op_aval.shape[:k]), cv.ints(range(k)))]
+        idx = cv.op("Cast", _clip_indices(cv, eq, ins[1], bounds, p["mode"]), to=onnx_dtype(np.int64))
         return [cv.op("ScatterND", ins[0], idx, ins[2], **attrs)]
     return rule
 

@@ -127,6 +127,29 @@ def test_gather_scatter_and_shapes(opset):
     _run(f, (x, idx), opset=opset)
 
 
+@pytest.mark.parametrize("opset", [17, 18])
+def test_out_of_range_indices_fill_and_drop_as_in_ember(opset):
+    # ONNX's GatherND/ScatterND clamp nothing and drop nothing: the export sends
+    # out-of-range index vectors to a padded spare slot (fill value / sliced off);
+    # a drop scatter that clamped instead would write the last row
+    x = enp.asarray(np.arange(20, dtype=np.float32).reshape(5, 4))
+    idx = enp.asarray(np.array([3, 7, -1, 0, -9], np.int32))
+
+    def f(x, i):
+        return (enp.take(x, i, axis=0), enp.take(x, i, axis=1), x.at[i].get(mode="fill", fill_value=-5.0),
+                x.at[i].set(-1.0, mode="drop"), x.at[i].add(100.0, mode="drop"),
+                x.at[i].multiply(2.0, mode="drop"), x.at[i].max(50.0, mode="drop"),
+                lax.gather(x, i[:, None], lax.GatherDimensionNumbers((1,), (0,), (0,)), (1, 4), mode="fill"))
+    model = eo.export(f, (x, idx), opset=opset)
+    onnx.checker.check_model(model)
+    sess = ort.InferenceSession(model.SerializeToString())
+    got = sess.run(None, {i.name: np.asarray(a) for i, a in zip(sess.get_inputs(), (x, idx))})
+    want = [np.asarray(r) for r in ember.jit(f)(x, idx)]   # traced indices: fill / drop
+    assert np.isnan(want[0][1]).all() and (want[3][4] == -1).all() and (want[3][3] == -1).all()
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
 @settings(max_examples=10, deadline=None)
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3),
        st.sampled_from(["exp", "tanh", "logistic", "sqrt_abs", "square", "rsqrt_abs", "log1p_abs", "erf"]))
