@@ -64,6 +64,25 @@ def measure(fns: dict, repeat: int, number: int = 1, rounds: int = 3) -> dict:
     return {k: statistics.median(v) for k, v in samples.items()}
 
 
+def bench_args(ap, repeat: int):
+    """Parse `ap` plus the --threads/--repeat every benchmark takes, pin the thread
+    count and print the target line; returns the parsed arguments."""
+    from _header import target_header
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=repeat)
+    a = ap.parse_args()
+    _setup_threads(a.threads)
+    print(target_header())
+    return a
+
+
+def print_ratios(med: dict, base: str) -> None:
+    """One line per entry of `med` (median seconds): ms and `base`'s time over it."""
+    width = max(map(len, med))
+    for k, v in med.items():
+        print(f"{k:>{width}}: {v * 1e3:8.2f} ms   {base} / this = {med[base] / v:.2f}x")
+
+
 LIBS = ("numpy", "jax", "torch", "tcomp")   # tcomp: torch.compile (with --torch-compile)
 ROWS = ("chain", "sum", "rowsum", "softmax", "matmul", "mlp-step", "per-example-grads", "hessian",
         "conv2d", "third-derivative", "tiny-call")   # the first words --only takes (+ research rows)

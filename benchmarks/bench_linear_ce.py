@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from _header import target_header
-from bench_cpu import _setup_threads, measure
+from bench_cpu import bench_args, measure, print_ratios
 
 
 def main():
@@ -20,15 +19,11 @@ def main():
     ap.add_argument("--d", type=int, default=256)
     ap.add_argument("--c", type=int, default=8192)
     ap.add_argument("--chunk", type=int, default=512)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=5)
-    a = ap.parse_args()
-    _setup_threads(a.threads)
+    a = bench_args(ap, repeat=5)
     import numpy as np
     import ember
     from ember.nn import functional as F
     from ember.nn.functional.loss_linear import LinearCrossEntropyOptions
-    print(target_header())
     rng = np.random.default_rng(0)
     x = rng.standard_normal((a.n, a.d)).astype(np.float32)
     W = (rng.standard_normal((a.c, a.d)) * 0.05).astype(np.float32)
@@ -57,10 +52,7 @@ def main():
         fns["torch"] = torch_step
     except ImportError:
         pass
-    med = measure(fns, a.repeat)
-    base = med["ember chunked"]
-    for k, v in med.items():
-        print(f"{k:>14}: {v * 1e3:8.2f} ms   ember chunked / this = {base / v:.2f}x")
+    print_ratios(measure(fns, a.repeat), "ember chunked")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from _header import target_header
-from bench_cpu import _setup_threads, measure
+from bench_cpu import bench_args, measure, print_ratios
 
 
 def main():
@@ -20,14 +19,10 @@ def main():
     ap.add_argument("--n", type=int, default=200_000)
     ap.add_argument("--m", type=int, default=1000)
     ap.add_argument("--zeros", type=float, default=0.01, help="share of updates that are 0")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=7)
-    a = ap.parse_args()
-    _setup_threads(a.threads)
+    a = bench_args(ap, repeat=7)
     import numpy as np
     import ember
     import ember.numpy as enp
-    print(target_header())
     rng = np.random.default_rng(0)
     idx = rng.integers(0, a.m, a.n)
     y = rng.uniform(0.999, 1.001, a.n).astype(np.float32)
@@ -61,10 +56,7 @@ def main():
         fns["torch grad"] = torch_grad
     except ImportError:
         pass
-    med = measure(fns, a.repeat)
-    base = med["ember jit(grad)"]
-    for k, v in med.items():
-        print(f"{k:>20}: {v * 1e3:8.2f} ms   ember jit(grad) / this = {base / v:.2f}x")
+    print_ratios(measure(fns, a.repeat), "ember jit(grad)")
 
 
 if __name__ == "__main__":
