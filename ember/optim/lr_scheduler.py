@@ -527,18 +527,28 @@ class OneCycleLR(LRScheduler):
                     group["base_momentum"] = b_m
         super().__init__(optimizer, last_epoch)
 
-    def _lr_schedule(self, group):
-        return _sched.anneal_phases(
-            _sched.one_cycle_phases(self.total_steps, self.pct_start, self.three_phase,
-                                    group["initial_lr"], group["max_lr"], group["min_lr"]),
-            self.anneal_strategy)
+    def _lr_phases(self, group):
+        return _sched.one_cycle_phases(self.total_steps, self.pct_start, self.three_phase,
+                                       group["initial_lr"], group["max_lr"], group["min_lr"])
 
-    def _momentum_schedule(self, group):
-        return _sched.anneal_phases(
-            _sched.one_cycle_phases(self.total_steps, self.pct_start, self.three_phase,
-                                    group["max_momentum"], group["base_momentum"],
-                                    group["max_momentum"]),
-            self.anneal_strategy)
+    def _momentum_phases(self, group):
+        return _sched.one_cycle_phases(self.total_steps, self.pct_start, self.three_phase,
+                                       group["max_momentum"], group["base_momentum"],
+                                       group["max_momentum"])
+
+    def _value(self, phases, step):
+        v = _sched.anneal_phases(phases, self.anneal_strategy)(step)
+        if step > phases[-1][0]:
+            # PyTorch's documented loop (optimizer.step(); scheduler.step() per batch)
+            # ends on step == total_steps, one past the cycle, where PyTorch
+            # extrapolates the last phase: for 'linear' a negative lr (and a beta1
+            # past max_momentum) that no optimizer step uses but that ember's group
+            # checks refuse, crashing the loop's last line.  Keep that step inside
+            # the last phase's endpoints; a 'cos' extrapolation already is, so its
+            # value stays PyTorch's.
+            _, a, b = phases[-1]
+            v = min(max(v, min(a, b)), max(a, b))
+        return v
 
     def get_lr(self):
         step = self.last_epoch
@@ -547,9 +557,9 @@ class OneCycleLR(LRScheduler):
                              f"{self.total_steps}")
         lrs = []
         for group in self.optimizer.param_groups:
-            lrs.append(self._lr_schedule(group)(step))
+            lrs.append(self._value(self._lr_phases(group), step))
             if self.cycle_momentum:
-                m = self._momentum_schedule(group)(step)
+                m = self._value(self._momentum_phases(group), step)
                 if self.use_beta1:
                     group["betas"] = (m, *group["betas"][1:])
                 else:

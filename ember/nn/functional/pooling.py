@@ -505,9 +505,8 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         >>> lp_pool1d(enp.asarray([[[3.0, 4.0]]]), 2, 2).tolist()
         [[[5.0]]]
     """
-    k = tuple_n(kernel_size, 1, "kernel_size")[0]
-    y = avg_pool1d(float_arr(input) ** norm_type, k, stride, 0, ceil_mode)
-    return (enp().sign(y) * enp().abs(y) * k) ** (1.0 / norm_type)
+    k = tuple_n(kernel_size, 1, "kernel_size")
+    return _lp_pool(avg_pool1d, max_pool1d, input, norm_type, k, stride, ceil_mode)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -518,9 +517,8 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         >>> lp_pool2d(enp.ones((1, 1, 2, 2)), 1, 2).tolist()
         [[[[4.0]]]]
     """
-    kh, kw = tuple_n(kernel_size, 2, "kernel_size")
-    y = avg_pool2d(float_arr(input) ** norm_type, (kh, kw), stride, 0, ceil_mode)
-    return (enp().sign(y) * enp().abs(y) * (kh * kw)) ** (1.0 / norm_type)
+    k = tuple_n(kernel_size, 2, "kernel_size")
+    return _lp_pool(avg_pool2d, max_pool2d, input, norm_type, k, stride, ceil_mode)
 
 
 
@@ -532,9 +530,21 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
         >>> lp_pool3d(enp.ones((1, 1, 2, 2, 2)), 1, 2).tolist()
         [[[[[8.0]]]]]
     """
-    kd, kh, kw = tuple_n(kernel_size, 3, "kernel_size")
-    y = avg_pool3d(float_arr(input) ** norm_type, (kd, kh, kw), stride, 0, ceil_mode)
-    return (enp().sign(y) * enp().abs(y) * (kd * kh * kw)) ** (1.0 / norm_type)
+    k = tuple_n(kernel_size, 3, "kernel_size")
+    return _lp_pool(avg_pool3d, max_pool3d, input, norm_type, k, stride, ceil_mode)
+
+
+def _lp_pool(avg_pool, max_pool, input, norm_type, k, stride, ceil_mode):
+    """The lp_pool*d body: the window mean of x^p times the window size, to the 1/p."""
+    x = float_arr(input)
+    # p = +-inf is the limit max / min of |x| (PyTorch special-cases it the same
+    # way); the power formula would give x^inf -> inf/0 and then ^(1/inf) = 1
+    if norm_type == float("inf"):
+        return max_pool(enp().abs(x), k, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-enp().abs(x), k, stride, 0, 1, ceil_mode)
+    y = avg_pool(x ** norm_type, k, stride, 0, ceil_mode)
+    return (enp().sign(y) * enp().abs(y) * int(np.prod(k))) ** (1.0 / norm_type)
 
 
 # PyTorch's `*_with_indices` spellings: always (values, indices); their own

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import dtypes as _dt
 from ... import numpy as enp
 from .. import functional as F
 from .. import init
@@ -88,8 +87,11 @@ class _BatchNorm(Module):
         if tracking:
             self.num_batches_tracked = self.num_batches_tracked + 1
             if momentum is None:
-                # cumulative moving average: momentum = 1 / batches seen
-                momentum = 1.0 / self.num_batches_tracked.astype(_dt.float32)
+                # cumulative moving average: momentum = 1 / batches seen.  PyTorch
+                # divides in double; a float32 quotient (1/3 rounded) would drift
+                # float64 running stats by ~1e-8, so divide in at least their dtype
+                dt = np.promote_types(self.running_mean.dtype, np.float32)
+                momentum = 1.0 / self.num_batches_tracked.astype(dt)
         use_batch = self.training or not self.track_running_stats
         out, mean, var = _batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
                                      use_batch, tracking, momentum, self.eps)
