@@ -196,13 +196,15 @@ def _flatten_axes(what, tree, axes, n_leaves_tree):
     return flat
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None, axis_name=None, spmd_axis_name=None):
     """Vectorise `fun` over a batch axis of its inputs.
 
     in_axes/out_axes: an int, None (not batched), or a pytree prefix of the
     arguments / outputs; negative axes count from the end.  `axis_size` is
     needed only when no argument is mapped.  `axis_name` is recorded on the
-    batch trace for collective operations (none exist yet).
+    batch trace for collective operations (none exist yet).  `spmd_axis_name`
+    (JAX's sharding hint for the mapped axis) is accepted and ignored: ember
+    does not shard a vmapped axis, and the values do not depend on it.
 
     Example:
         >>> import ember.numpy as enp

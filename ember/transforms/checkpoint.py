@@ -32,7 +32,7 @@ from .jvp import jvp_graph
 from .linearize import linearize_flat
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import as_ember_args, flatten_outputs
+from .util import as_ember_args, as_ember_weak, at_user, flatten_outputs, fun_location
 
 remat_p = Primitive("remat", multiple_results=True)
 remat_p.kind = "control"
@@ -185,8 +185,12 @@ remat_p.partial_eval = _remat_partial_eval
 remat_p.transpose = _remat_transpose
 
 
-def checkpoint(fun, *, policy=None, static_argnums=()):
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """Wrap `fun` so reverse mode recomputes its intermediates instead of storing them.
+
+    `static_argnums` (ints, negative counting from the end) are passed through as
+    Python values; `prevent_cse` is accepted for JAX compatibility (the `remat`
+    primitive is never merged with the forward computation, so it changes nothing).
 
     Example:
         >>> import ember, ember.numpy as enp
@@ -195,14 +199,24 @@ def checkpoint(fun, *, policy=None, static_argnums=()):
         1.0
     """
     policy = policy or nothing_saveable
+    del prevent_cse
+    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        static = {i: args[i] for i in static_argnums}
+        n = len(args)
+        for i in static_argnums:
+            if not -n <= i < n:
+                raise ValueError(f"checkpoint: static_argnums {i} is out of range for a call of "
+                                 f"{fun_location(fun)} with {n} positional argument(s) (indices count from 0, "
+                                 f"negative ones from the end){at_user()}")
+        # normalised so a negative index marks the same argument as static and not traced
+        static = {i % n: args[i] for i in static_argnums}
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, tree = tree_flatten(tuple(dyn))
+        # Python scalars stay weakly typed, as without checkpoint
         leaves = as_ember_args("checkpoint", fun, leaves, tree,
-                               [i for i in range(len(args)) if i not in static])
+                               [i for i in range(len(args)) if i not in static], convert=as_ember_weak)
         box = []
 
         def flat(*xs):

@@ -582,7 +582,8 @@ class JitFunction:
                        self._static_cache_key(static))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+        keep_unused=False, inline=False):
     """Compile `fun`: traced once per input signature (pytree structure, shapes,
     dtypes, weak types, static arguments by type and value), then run as one program.
 
@@ -595,7 +596,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
     on `reference:cpu:0` are interpreted, arrays on `cpu:0` compiled to native code;
     arguments on two backends are an error); `backend="reference"` (or any backend's
     name) overrides that, e.g. to debug with the numpy interpreter.  Set EMBER_LOG_COMPILES=1 to see
-    every compile and why it happened.  An object whose class defines
+    every compile and why it happened.  `keep_unused` and `inline` are accepted for
+    JAX compatibility and change nothing (values never depend on them).  An object whose class defines
     `__ember_jit__` compiles through it: `jit(model)` for an `nn.Module` reads the
     module's current parameters on every call, and a function that called a module
     while traced warns (`StaleCaptureWarning`) once that module's state changes.
@@ -608,6 +610,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), b
         >>> f(enp.zeros(2)).tolist()
         [1.0, 1.0]
     """
+    del keep_unused, inline
     if fun is None:
         return lambda f: jit(f, static_argnums=static_argnums, static_argnames=static_argnames,
                              donate_argnums=donate_argnums, backend=backend)

@@ -9,7 +9,7 @@ import optree
 
 from .. import dtypes as _dt
 from .._host import from_host
-from ..array import Array
+from ..array import Array, wrap_buffer
 from ..fx.core import AbstractArray, Tracer, get_aval, user_source
 from ..fx.ir import constant_key
 from ..fx.prims.convert import convert_element_type
@@ -49,6 +49,24 @@ def as_ember(x, dtype=None):
 
 
 _SCALAR_TYPES = (bool, int, float, complex)
+
+
+def as_ember_weak(x):
+    """`as_ember`, except that a Python scalar becomes a *weakly typed* rank-0 Array
+    (as JAX keeps it): a Python-float loop carry or cond operand then promotes like
+    the Python float it is (`fori_loop(0, n, f, 0.0) + float16_array` is float16).
+
+    Example:
+        >>> as_ember_weak(1.0).weak_type, as_ember(1.0).weak_type
+        (True, False)
+    """
+    if type(x) in _SCALAR_TYPES:
+        a = get_aval(x)
+        y = as_ember(x, a.dtype)
+        # the same buffer under the weak aval: a concrete value, so a staged program
+        # holds a literal, not a conversion equation
+        return wrap_buffer(y._value, y._device, a) if a.weak_type else y
+    return as_ember(x)
 
 
 def is_value(x) -> bool:

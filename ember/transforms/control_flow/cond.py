@@ -27,7 +27,7 @@ from ..batching import batch_graph
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember, as_ember_args, at_user, flatten_outputs, first_type_mismatch, fun_location, mismatch_message
+from ..util import as_ember, as_ember_args, as_ember_weak, at_user, flatten_outputs, first_type_mismatch, fun_location, mismatch_message
 
 cond_p = Primitive("cond", multiple_results=True)
 cond_p.kind = "control"
@@ -220,7 +220,8 @@ def switch(index, branches, *operands):
 def _switch(index, branches, operands, names, what):
     """switch/cond; `names` are the branches as the user wrote them (for errors)."""
     leaves, in_tree = tree_flatten(tuple(operands))
-    leaves = as_ember_args(what, branches[0], leaves, in_tree, root="operands")
+    # Python-scalar operands stay weakly typed in the branches, as in JAX
+    leaves = as_ember_args(what, branches[0], leaves, in_tree, root="operands", convert=as_ember_weak)
     avals = [get_aval(x) for x in leaves]
     closed, out_trees = [], []
     for br in branches:
@@ -250,6 +251,10 @@ def _switch(index, branches, operands, names, what):
         raise TypeError(f"{what}: the {'predicate' if what == 'cond' else 'index'} must be a "
                         f"scalar, got {ia.str_user()}; use ember.numpy.where for elementwise "
                         f"selection{at_user()}")
+    if what == "switch" and not (_dt.is_integer(ia.dtype) or ia.dtype == _dt.bool_):
+        # truncating a float index would silently pick a branch (JAX refuses it too)
+        raise TypeError(f"switch: the index must be an integer scalar, got {ia.str_user()}; "
+                        f"convert it explicitly (e.g. enp.int32(enp.floor(i))){at_user()}")
     if ia.dtype != _dt.int32:
         idx = _cv.convert_element_type(idx, _dt.int32)
     outs = cond_p.bind(idx, *cat, *leaves, branches=tuple(gs))
@@ -264,8 +269,13 @@ def cond(pred, true_fun, false_fun, *operands):
         >>> float(cond(False, lambda x: x * 2.0, lambda x: -x, 3.0))
         -3.0
     """
-    return _switch(as_ember(pred), [false_fun, true_fun], operands, ["false_fun", "true_fun"],
-                   "cond")
+    pred = as_ember(pred)
+    pa = get_aval(pred)
+    if pa.dtype != _dt.bool_ and pa.shape == ():
+        # a numeric predicate means `pred != 0` (as in JAX): converting it to the
+        # branch index would clamp -1 to false_fun and truncate 0.5 to false_fun
+        pred = _ew.ne(pred, _cv.convert_element_type(0, pa.dtype))
+    return _switch(pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"], "cond")
 
 
 # --- Taylor rule (ember.jet): the jet of each branch, selected by the same index ----------

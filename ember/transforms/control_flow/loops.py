@@ -27,8 +27,8 @@ from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
 from ..batching import batch_graph
 from ..jvp import jvp_graph
-from ..util import as_ember, as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
-from .common import graph_with_extra_inputs, reorder_graph
+from ..util import as_ember, as_ember_args, as_ember_weak, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
+from .common import graph_with_extra_inputs, reorder_graph, trace_weak_carry
 from .scan import scan
 
 while_p = Primitive("while_loop", multiple_results=True)
@@ -141,8 +141,9 @@ def while_loop(cond_fun, body_fun, init_val):
         6.0
     """
     leaves, tree = tree_flatten(init_val)
-    leaves = as_ember_args("while_loop", body_fun, leaves, tree, root="init_val")
-    avals = [get_aval(v).strip_weak() for v in leaves]
+    leaves = as_ember_args("while_loop", body_fun, leaves, tree, root="init_val",
+                           convert=as_ember_weak)
+    avals = [get_aval(v) for v in leaves]
     box = []
 
     def cflat(*xs):
@@ -164,17 +165,18 @@ def while_loop(cond_fun, body_fun, init_val):
         o, t = flatten_outputs("while_loop", body_fun, out)
         box.append(t)
         return [convert_element_type(v, a.dtype) if get_aval(v).weak_type and get_aval(v).dtype != a.dtype
-                else v for v, a in zip(o, avals)]
+                and not a.weak_type else v for v, a in zip(o, avals)]
 
+    # the body first: it settles the weak carries' types, which the predicate then sees
+    bg, leaves, avals = trace_weak_carry(bflat, leaves, avals, [], box)
+    bg, bconsts = consts_to_inputs(bg)
     cg, cconsts = consts_to_inputs(trace_flat(cflat, avals))
-    bg, bconsts = consts_to_inputs(trace_flat(bflat, avals))
     bad = first_type_mismatch(tree, avals, box[0], bg.out_avals, "init_val")
     if bad is not None:
         raise TypeError(mismatch_message(
             "while_loop: body_fun must return a value of the same structure, shapes and dtypes "
             "as init_val", ("init_val", f"the value returned by {fun_location(body_fun)}"), bad)
             + at_user())
-    leaves = [convert_element_type(v, a.dtype) for v, a in zip(leaves, avals)]
     outs = while_p.bind(*cconsts, *bconsts, *leaves, cond_graph=cg, body_graph=bg,
                         cond_nconsts=len(cconsts), body_nconsts=len(bconsts))
     return tree_unflatten(tree, outs)

@@ -14,6 +14,7 @@ Example:
 """
 from __future__ import annotations
 
+import numpy as np
 
 from ...fx.core import Primitive, Zero, get_aval, is_undefined, set_current_trace, tangent_aval, user_source
 from ...fx.drivers import register_driver, scan_driver
@@ -22,14 +23,15 @@ from ...fx.passes.dce import dce
 from ...fx.prims.convert import convert_element_type
 from ...fx.prims.elementwise import add
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
+from ...fx.prims.shape import concatenate, reshape, slice_in_dim
 from ...fx.staging import consts_to_inputs, trace_flat
 from ...tree import tree_flatten, tree_unflatten
-from ..batching import batch_graph
+from ..batching import batch_graph, vmap
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
 from ..transpose import backward_pass
-from ..util import as_ember_args, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
-from .common import reorder_graph
+from ..util import as_ember_args, as_ember_weak, at_user, flatten_outputs, describe_value, first_type_mismatch, fun_location, mismatch_message
+from .common import reorder_graph, trace_weak_carry
 
 scan_p = Primitive("scan", multiple_results=True)
 scan_p.kind = "control"
@@ -289,8 +291,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         raise ValueError("scan needs xs or an explicit length")
     n = lengths.pop()
     c_leaves, c_tree = tree_flatten(init)
-    c_leaves = as_ember_args("scan", f, c_leaves, c_tree, root="init")
-    c_avals = [get_aval(v).strip_weak() for v in c_leaves]
+    c_leaves = as_ember_args("scan", f, c_leaves, c_tree, root="init", convert=as_ember_weak)
+    c_avals = [get_aval(v) for v in c_leaves]
     x_avals = [_x_aval(get_aval(v)) for v in x_leaves]
     box = []
 
@@ -308,12 +310,12 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         fixed = []
         for v, a in zip(nc_leaves, c_avals):
             va = get_aval(v)
-            if va.dtype != a.dtype and va.weak_type:
+            if va.dtype != a.dtype and va.weak_type and not a.weak_type:
                 v = convert_element_type(v, a.dtype)
             fixed.append(v)
         return fixed + y_leaves
 
-    closed = trace_flat(flat, c_avals + x_avals)
+    closed, c_leaves, c_avals = trace_weak_carry(flat, c_leaves, c_avals, x_avals, box)
     nc_tree, y_tree = box[0]
     body_c = closed.out_avals[:len(c_avals)]
     bad = first_type_mismatch(c_tree, c_avals, nc_tree, body_c, "carry")
@@ -322,7 +324,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             "scan: f must return a new carry of the same structure, shapes and dtypes as init",
             ("init", f"the carry returned by {fun_location(f)}"), bad) + at_user())
     g, consts = consts_to_inputs(closed)
-    c_leaves = [convert_element_type(v, a.dtype) for v, a in zip(c_leaves, c_avals)]
     outs = scan_p.bind(*consts, *c_leaves, *x_leaves, body=g, num_consts=len(consts),
                        num_carry=len(c_avals), length=n, reverse=bool(reverse))
     carry = tree_unflatten(c_tree, outs[:len(c_avals)])
@@ -330,16 +331,49 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     return carry, ys
 
 
-def map(f, xs):  # noqa: A001 - lax.map
+def map(f, xs, *, batch_size=None):  # noqa: A001 - lax.map
     """Apply `f` to each slice of `xs` along axis 0 sequentially (a scan without carry).
+
+    With `batch_size`, `f` is vmapped over blocks of that many slices, the blocks run
+    sequentially, and a last shorter block (the remainder) runs once, vmapped, as in JAX.
 
     Example:
         >>> import ember.numpy as enp
         >>> map(lambda x: x * 2.0, enp.arange(3.0)).tolist()
         [0.0, 2.0, 4.0]
+        >>> map(lambda x: x * 2.0, enp.arange(5.0), batch_size=2).tolist()
+        [0.0, 2.0, 4.0, 6.0, 8.0]
     """
-    _, ys = scan(lambda c, x: (c, f(x)), (), xs)
-    return ys
+    if batch_size is None:
+        _, ys = scan(lambda c, x: (c, f(x)), (), xs)
+        return ys
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"map: batch_size must be a positive int, got {batch_size!r}{at_user()}")
+    leaves, tree = tree_flatten(xs)
+    leaves = as_ember_args("map", f, leaves, tree, root="xs")
+    if not leaves:
+        raise ValueError("map: xs has no arrays to map over" + at_user())
+    n = get_aval(leaves[0]).shape[0] if get_aval(leaves[0]).ndim else None
+    if n is None or any(not get_aval(v).ndim or get_aval(v).shape[0] != n for v in leaves):
+        raise ValueError("map: every leaf of xs needs the same leading axis length" + at_user())
+    bs = int(batch_size)
+    nb, rem = divmod(n, bs)
+    if n == 0:   # no block to vmap over: the 0-length scan gives the (0, ...) ys
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    vf = vmap(f)
+    parts = []
+    if nb:
+        blocks = [reshape(slice_in_dim(v, 0, nb * bs), (nb, bs) + get_aval(v).shape[1:]) for v in leaves]
+        _, ys = scan(lambda c, x: (c, vf(x)), (), tree_unflatten(tree, blocks))
+        y_leaves, y_tree = tree_flatten(ys)
+        parts.append([reshape(y, (nb * bs,) + get_aval(y).shape[2:]) for y in y_leaves])
+    if rem:
+        ys = vf(tree_unflatten(tree, [slice_in_dim(v, nb * bs, n) for v in leaves]))
+        y_leaves, y_tree = tree_flatten(ys)
+        parts.append(list(y_leaves))
+    if len(parts) == 2:
+        return tree_unflatten(y_tree, [concatenate([a, b], 0) for a, b in zip(*parts)])
+    return tree_unflatten(y_tree, parts[0])
 
 
 # --- Taylor rule (ember.jet): the body's jet, its carries' series carried as loop state ----
