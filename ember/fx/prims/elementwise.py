@@ -174,7 +174,19 @@ def _expm1_impl(x):
 
 expm1_p = unary("expm1", _expm1_impl)
 tanh_p = unary("tanh", np.tanh)
-logistic_p = unary("logistic", lambda x: _sp.expit(x))
+
+
+def _logistic_impl(x):
+    """scipy's expit (no overflow for large |x|) on real dtypes; it has no complex loop, so
+    complex x takes the definition 1 / (1 + e**-x), as JAX's lax.logistic does."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return 1 / (1 + np.exp(-x))
+    return _sp.expit(x)
+
+
+logistic_p = unary("logistic", _logistic_impl)
 sin_p = unary("sin", np.sin)
 cos_p = unary("cos", np.cos)
 tan_p = unary("tan", np.tan)
