@@ -32,7 +32,7 @@ from .jvp import jvp_graph
 from .linearize import linearize_flat
 from .partial_eval import partial_eval_graph
 from .transpose import backward_pass
-from .util import as_ember_args, as_ember_weak, at_user, flatten_outputs, fun_location
+from .util import as_ember_args, as_ember_weak, flatten_outputs, fun_location, normalize_argnums
 
 remat_p = Primitive("remat", multiple_results=True)
 remat_p.kind = "control"
@@ -200,18 +200,12 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
     """
     policy = policy or nothing_saveable
     del prevent_cse
-    static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
 
     @functools.wraps(fun, updated=())
     def wrapped(*args):
-        n = len(args)
-        for i in static_argnums:
-            if not -n <= i < n:
-                raise ValueError(f"checkpoint: static_argnums {i} is out of range for a call of "
-                                 f"{fun_location(fun)} with {n} positional argument(s) (indices count from 0, "
-                                 f"negative ones from the end){at_user()}")
         # normalised so a negative index marks the same argument as static and not traced
-        static = {i % n: args[i] for i in static_argnums}
+        _, nums = normalize_argnums(static_argnums, len(args), f"checkpoint({fun_location(fun)}): static_argnums")
+        static = {i: args[i] for i in nums}
         dyn = [a for i, a in enumerate(args) if i not in static]
         leaves, tree = tree_flatten(tuple(dyn))
         # Python scalars stay weakly typed, as without checkpoint

@@ -303,10 +303,10 @@ def normalize_argnums(argnums, nargs, what="argnums"):
     out = []
     for a in nums:
         if not isinstance(a, int):
-            raise TypeError(f"{what} must be an int or a tuple of ints, got {argnums!r}")
+            raise TypeError(f"{what} must be an int or a tuple of ints, got {argnums!r}{at_user()}")
         if not -nargs <= a < nargs:
             raise ValueError(f"{what}={a} is out of range for a function called with {nargs} "
-                             f"positional arguments")
+                             f"positional arguments (negative ones count from the end){at_user()}")
         out.append(a % nargs)
     return single, tuple(out)
 

@@ -25,7 +25,7 @@ from ...fx.prims.elementwise import add
 from ...fx.prims.rules import bdim_to_front, instantiate, moveaxis, zeros
 from ...fx.prims.shape import concatenate, reshape, slice_in_dim
 from ...fx.staging import consts_to_inputs, trace_flat
-from ...tree import tree_flatten, tree_unflatten
+from ...tree import tree_flatten, tree_map, tree_unflatten
 from ..batching import batch_graph, vmap
 from ..jvp import jvp_graph
 from ..partial_eval import partial_eval_graph
@@ -356,24 +356,21 @@ def map(f, xs, *, batch_size=None):  # noqa: A001 - lax.map
     n = get_aval(leaves[0]).shape[0] if get_aval(leaves[0]).ndim else None
     if n is None or any(not get_aval(v).ndim or get_aval(v).shape[0] != n for v in leaves):
         raise ValueError("map: every leaf of xs needs the same leading axis length" + at_user())
-    bs = int(batch_size)
-    nb, rem = divmod(n, bs)
     if n == 0:   # no block to vmap over: the 0-length scan gives the (0, ...) ys
         return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    bs = int(batch_size)
+    nb, rem = divmod(n, bs)
     vf = vmap(f)
     parts = []
     if nb:
         blocks = [reshape(slice_in_dim(v, 0, nb * bs), (nb, bs) + get_aval(v).shape[1:]) for v in leaves]
         _, ys = scan(lambda c, x: (c, vf(x)), (), tree_unflatten(tree, blocks))
-        y_leaves, y_tree = tree_flatten(ys)
-        parts.append([reshape(y, (nb * bs,) + get_aval(y).shape[2:]) for y in y_leaves])
+        parts.append(tree_map(lambda y: reshape(y, (nb * bs,) + get_aval(y).shape[2:]), ys))
     if rem:
-        ys = vf(tree_unflatten(tree, [slice_in_dim(v, nb * bs, n) for v in leaves]))
-        y_leaves, y_tree = tree_flatten(ys)
-        parts.append(list(y_leaves))
-    if len(parts) == 2:
-        return tree_unflatten(y_tree, [concatenate([a, b], 0) for a, b in zip(*parts)])
-    return tree_unflatten(y_tree, parts[0])
+        parts.append(vf(tree_unflatten(tree, [slice_in_dim(v, nb * bs, n) for v in leaves])))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_map(lambda a, b: concatenate([a, b], 0), *parts)
 
 
 # --- Taylor rule (ember.jet): the body's jet, its carries' series carried as loop state ----
