@@ -141,7 +141,9 @@ def erfinv(x):
 
 @custom_jvp
 def _xlogy(x, y):
-    return _where(lax.ne(x, const_like(x, 0.0)), lax.mul(x, lax.log(y)), lax.mul(x, const_like(x, 0.0)))
+    # x == 0 gives 0, except for a NaN y, which propagates (scipy and JAX)
+    keep = lax.ne(x, const_like(x, 0.0)) | lax.ne(y, y)
+    return _where(keep, lax.mul(x, lax.log(y)), lax.mul(x, const_like(x, 0.0)))
 
 
 @_xlogy.defjvp
@@ -151,7 +153,8 @@ def _xlogy_jvp(primals, tangents):
 
 
 def xlogy(x, y):
-    """x * log(y), with 0 where x == 0 (so xlogy(0, 0) == 0), as scipy.special.xlogy.  The
+    """x * log(y), with 0 where x == 0 (so xlogy(0, 0) == 0; a NaN y still gives NaN), as
+    scipy.special.xlogy.  The
     derivative is JAX's: log(y) in x and x / y in y (so at (0, 0): -inf and NaN; at
     (0, y > 0): log(y) and 0).
 
@@ -166,7 +169,8 @@ def xlogy(x, y):
 
 @custom_jvp
 def _xlog1py(x, y):
-    return _where(lax.ne(x, const_like(x, 0.0)), lax.mul(x, lax.log1p(y)), lax.mul(x, const_like(x, 0.0)))
+    keep = lax.ne(x, const_like(x, 0.0)) | lax.ne(y, y)
+    return _where(keep, lax.mul(x, lax.log1p(y)), lax.mul(x, const_like(x, 0.0)))
 
 
 @_xlog1py.defjvp
@@ -188,51 +192,79 @@ def xlog1py(x, y):
     return _xlog1py(x, y)
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) along `axis`, computed without overflow (the shift by the
-    maximum is held constant for differentiation, which is exact).  With `return_sign`,
-    returns (log|sum|, sign); without it a negative sum gives NaN, as scipy's.
+    maximum real part is held constant for differentiation, which is exact), as
+    scipy.special.logsumexp / JAX's.  With `return_sign`, returns (log|sum|, sign); without
+    it a negative real sum gives NaN.  Entries whose weight `b` is 0 are left out (so
+    a = inf there does not give NaN); `where` masks entries out of the sum.  For complex
+    `a` or `b` the result is the complex log of the sum (principal branch, imaginary part
+    in (-pi, pi]), and with `return_sign` it is (log|sum|, sum / |sum|), real and complex.
+    An empty sum gives -inf.
 
     Example:
         >>> import ember.numpy as enp
         >>> from ember.scipy.special import logsumexp
         >>> round(float(logsumexp(enp.asarray([1000.0, 1000.0]))), 4)
         1000.6932
+        >>> z = logsumexp(enp.asarray([0.0 + 1.0j, 0.0 - 1.0j]))  # log(2 cos 1)
+        >>> round(float(z.real), 6), float(z.imag)
+        (0.077521, 0.0)
     """
     from .. import numpy as enp
     from ..transforms.misc import stop_gradient
-    (a,) = _float_args("logsumexp", a)
-    if b is not None:
+    if b is None:
+        (a,) = _float_args("logsumexp", a)
+    else:
         a, b = _float_args("logsumexp", a, b)
         a, b = enp.broadcast_arrays(a, b)
-    amax = enp.max(a, axis=axis, keepdims=True)
+        # a zero weight removes its term, whatever a is (inf * 0 would be NaN)
+        a = enp.where(b != 0, a, enp.full_like(a, -np.inf))
+    if where is not None:
+        where = enp.asarray(where)
+        if where.dtype != np.bool_:
+            raise TypeError(f"logsumexp: `where` must be a boolean array, got "
+                            f"{where.aval.str_user()}")
+        a = enp.where(where, a, enp.full_like(a, -np.inf))
+        if b is not None:
+            b = enp.where(where, b, enp.zeros_like(b))
+    ax = _norm_axis("logsumexp", axis, a.ndim)
+    cplx = a.dtype.kind == "c"
+    ar = enp.real(a) if cplx else a
+    amax = enp.max(ar, axis=ax, keepdims=True, initial=-np.inf)
     # an all -inf (or empty-weight) slice has max -inf: shift by 0 there, not inf - inf
     amax = stop_gradient(enp.where(enp.isfinite(amax), amax, enp.zeros_like(amax)))
-    e = enp.exp(a - amax)
+    e = enp.exp(a - amax.astype(a.dtype))
     if b is not None:
         e = e * b
-    s = enp.sum(e, axis=axis, keepdims=True)
+    s = enp.sum(e, axis=ax, keepdims=True)
     sign = enp.sign(s)
-    out = enp.log(enp.abs(s)) + amax
-    if not return_sign:
+    if return_sign or not cplx:
+        s = enp.abs(s)
+    out = enp.log(s) + amax.astype(s.dtype)
+    if not return_sign and not cplx:
         out = enp.where(sign < 0, enp.full_like(out, np.nan), out)
     if not keepdims:
-        ax = tuple(range(a.ndim)) if axis is None else axis
         out = enp.squeeze(out, axis=ax)
         sign = enp.squeeze(sign, axis=ax)
     return (out, sign) if return_sign else out
 
 
 def betaln(a, b):
-    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b) (scipy.special.betaln).
+    """log |B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b) (scipy.special.betaln);
+    -inf when one argument is +inf and the other finite and positive.
 
     Example:
         >>> from ember.scipy.special import betaln
         >>> round(float(betaln(2.0, 3.0)), 6)  # log(1/12)
         -2.484907
     """
+    from .. import numpy as enp
     a, b = _float_args("betaln", a, b)
-    return lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    out = lax.lgamma(a) + lax.lgamma(b) - lax.lgamma(a + b)
+    # B(inf, b) = 0 for a finite b > 0 (inf - inf above), as scipy's
+    inf_one = (enp.isposinf(a) & enp.isfinite(b) & (b > 0)) | (enp.isposinf(b) & enp.isfinite(a) & (a > 0))
+    return enp.where(inf_one, enp.full_like(out, -np.inf), out)
 
 
 # Bernoulli numbers B_2j / (2j)!, exact, for the Euler-Maclaurin tail of zeta.
@@ -277,6 +309,11 @@ def _zeta(x, q):
     for j, c in enumerate(_EM):
         total = total + c * t
         t = t * ((x + float(2 * j + 1)) * inv_w2) * (x + float(2 * j + 2))
+    # x = inf: (q + k)^-inf is 0, 1 or inf term by term (the tail above is inf * 0)
+    head = enp.zeros_like(x)
+    for k in range(_EM_N):
+        head = head + (q + float(k)) ** (-x)
+    total = enp.where(enp.isposinf(x), head, total)
     return enp.where(x < one, enp.full_like(total, np.nan), total)
 
 
@@ -793,7 +830,7 @@ def log_softmax(x, axis=None):
     ax = _norm_axis("log_softmax", axis, x.ndim)
 
     def f(x):
-        m = enp.max(x, axis=ax, keepdims=True)
+        m = enp.max(x, axis=ax, keepdims=True, initial=-np.inf)
         # a constant shift cancels exactly: hold it out of the derivative
         m = stop_gradient(enp.where(enp.isfinite(m), m, enp.zeros_like(m)))
         s = x - m
@@ -817,8 +854,9 @@ def softmax(x, axis=None):
     ax = _norm_axis("softmax", axis, x.ndim)
 
     def f(x):
-        m = enp.max(x, axis=ax, keepdims=True)
-        m = stop_gradient(enp.where(enp.isfinite(m), m, enp.zeros_like(m)))
+        m = enp.max(x, axis=ax, keepdims=True, initial=-np.inf)
+        # shift by 0 only for an all -inf slice; a +inf maximum gives NaN, as scipy's
+        m = stop_gradient(enp.where(enp.isneginf(m), enp.zeros_like(m), m))
         e = enp.exp(x - m)
         return e / enp.sum(e, axis=ax, keepdims=True)
     return _in_float32(f, x)

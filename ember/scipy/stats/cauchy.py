@@ -20,16 +20,29 @@ def _family(name, body, x, loc, scale):
 
 
 def logpdf(x, loc=0, scale=1):
-    """-log(pi scale) - log1p(z^2); NaN for scale <= 0.
+    """-log(pi scale) - log1p(z^2) (for |z| > 1 as 2 log|z| + log1p(1/z^2), so z^2 does not
+    overflow); NaN for scale <= 0.
 
     Example:
         >>> from ember.scipy.stats import cauchy
         >>> round(float(cauchy.logpdf(0.0)), 6)
         -1.14473
     """
-    from ... import numpy as enp
-    return _family("cauchy.logpdf", lambda z, s: -math.log(math.pi) - enp.log(s) - enp.log1p(z * z),
+    return _family("cauchy.logpdf", lambda z, s: -math.log(math.pi) - _log_scale(s) - _log1p_sq(z),
                    x, loc, scale)
+
+
+def _log_scale(s):
+    from ... import numpy as enp
+    return enp.log(s)
+
+
+def _log1p_sq(z):
+    """log(1 + z^2) without overflowing z^2: 2 log|z| + log1p(1/z^2) for |z| > 1."""
+    from ... import numpy as enp
+    big = enp.abs(z) > 1.0
+    zb = safe(big, z)
+    return enp.where(big, 2.0 * enp.log(enp.abs(zb)) + enp.log1p(1.0 / (zb * zb)), enp.log1p(z * z))
 
 
 def pdf(x, loc=0, scale=1):
