@@ -189,6 +189,13 @@ def _collate(batch: list, leaf: Callable) -> Any:
             return _stack([np.asarray(b) for b in batch], leaf, tuple(map(_is_python_number, batch)))
         return leaf(np.array(batch, dtype=_python_number_dtype(batch)))
     if isinstance(elem, collections.abc.Mapping):
+        for i, d in enumerate(batch):
+            missing = [k for k in elem if k not in d]
+            if missing:
+                raise KeyError(f"default_collate: sample {i} of the batch has no key "
+                               f"{missing[0]!r} that sample 0 has (keys {list(elem)[:8]}); every "
+                               f"sample must be a dict with the same keys. Hint: fill missing "
+                               f"fields in the dataset, or pass collate_fn=")
         values = {key: _collate([d[key] for d in batch], leaf) for key in elem}
         return _rebuild_mapping(elem, values)
     if _is_namedtuple(elem):

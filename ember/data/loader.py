@@ -114,7 +114,8 @@ class DataLoader:
             dead worker is still detected within ~0.1 s).
         worker_init_fn: called as ``worker_init_fn(worker_id)`` in each worker
             after seeding.
-        prefetch_factor: batches in flight per worker.
+        prefetch_factor: batches in flight per worker (default 2; only with
+            ``num_workers > 0``, ValueError otherwise, as PyTorch).
         persistent_workers: keep the worker pool between epochs.
         seed: base seed for shuffling and for worker RNGs; with a seed the
             whole sequence of epochs is reproducible.
@@ -153,7 +154,7 @@ class DataLoader:
         drop_last: bool = False,
         timeout: float = 0,
         worker_init_fn: Callable | None = None,
-        prefetch_factor: int | None = 2,
+        prefetch_factor: int | None = None,
         persistent_workers: bool = False,
         seed: int | None = None,
         generator: np.random.Generator | None = None,
@@ -167,6 +168,14 @@ class DataLoader:
             )
         if not isinstance(timeout, numbers.Real) or timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if prefetch_factor is not None and num_workers == 0:
+            # PyTorch refuses it: without workers nothing is prefetched, so the option
+            # would silently do nothing
+            raise ValueError(
+                f"prefetch_factor option could only be specified in multiprocessing (got "
+                f"prefetch_factor={prefetch_factor!r} with num_workers=0); let num_workers > 0 "
+                f"to enable multiprocessing, otherwise set prefetch_factor to None."
+            )
         if prefetch_factor is None:
             prefetch_factor = 2
         if not _is_int(prefetch_factor) or prefetch_factor < 1:

@@ -153,8 +153,20 @@ def uniform_(x, a: float = 0.0, b: float = 1.0, *, key=None, dtype=None):
         >>> bool((uniform_((5,), -1.0, 1.0, key=random.key(0)) < 1.0).all())
         True
     """
+    _check_range("uniform_", a, b)
     shape, d = _shape_dtype(x, dtype)
     return random.uniform(_key(key), shape, d, a, b)
+
+
+def _check_range(op, a, b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > b:
+        raise ValueError(f"init.{op}: expects a [from, to) range, but got a={a!r} > b={b!r}; "
+                         f"PyTorch raises here too. Hint: swap the bounds")
+
+
+def _check_std(op, std):
+    if isinstance(std, (int, float)) and std < 0:
+        raise ValueError(f"init.{op}: std must be >= 0, got std={std!r}; PyTorch raises here too")
 
 
 @_in_place
@@ -166,6 +178,7 @@ def normal_(x, mean: float = 0.0, std: float = 1.0, *, key=None, dtype=None):
         >>> normal_((2, 2), key=random.key(0)).shape
         (2, 2)
     """
+    _check_std("normal_", std)
     shape, d = _shape_dtype(x, dtype)
     return random.normal(_key(key), shape, d) * std + mean
 
@@ -181,6 +194,8 @@ def trunc_normal_(x, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: fl
         >>> bool((abs(w) <= 0.04).all())
         True
     """
+    _check_std("trunc_normal_", std)
+    _check_range("trunc_normal_", a, b)
     shape, d = _shape_dtype(x, dtype)
     lo, hi = (a - mean) / std, (b - mean) / std
     z = random.truncated_normal(_key(key), lo, hi, shape, _dt.float32 if d.itemsize < 4 else d)

@@ -352,6 +352,9 @@ class TripletMarginLoss(_Loss):
     def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None,
                  reduction="mean"):
         super().__init__(size_average, reduce, reduction)
+        if isinstance(margin, (int, float)) and not margin > 0:
+            raise ValueError(f"TripletMarginLoss: expected margin to be greater than 0, got "
+                             f"margin={margin!r}; PyTorch raises here too")
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
     def forward(self, anchor, positive, negative):

@@ -17,7 +17,9 @@ What can be optimised:
   one leaf of those views, as in PyTorch: one state, and `step` writes its new value
   into every slot that holds it;
 - a plain pytree of arrays: the optimiser keeps the current values in
-  `opt.params` and `step` returns the new ones;
+  `opt.params` and `step` returns the new ones; arrays that a module holds
+  (`SGD([model.weight, model.bias])`, or such lists as groups' "params", as in
+  PyTorch) are also rebound in the module's slots, so the module trains;
 - a list of parameter groups `[{"params": module_or_pytree, "lr": ...}, ...]`:
   `opt.params` (and the `grads` that `step` takes) is then the list of the
   groups' pytrees.
@@ -139,6 +141,29 @@ def _reject_detached_names(cls, src):
                         f"model.parameters() or model.named_parameters() itself")
 
 
+def _reject_partial_groups(cls, params, defaults):
+    """A list of dicts that looks like parameter groups but where some lack "params"
+    (`[{"lr": 0.1}]`, or one group without it) is a mistake PyTorch refuses; as a pytree
+    it would silently optimise the hyperparameter values themselves."""
+    if not isinstance(params, (list, tuple)) or not params or \
+            not all(isinstance(g, dict) for g in params):
+        return
+    has = ["params" in g for g in params]
+    hyper = set(defaults) | SCHEDULER_KEYS
+    if any(has) and not all(has) or (not any(has) and any(set(g) & hyper for g in params)):
+        i = has.index(False)
+        raise ValueError(f"{cls}: parameter group {i} ({sorted(params[i])}) has no 'params' "
+                         f"entry; PyTorch raises here too. Hint: every group is a dict "
+                         f"{{'params': ..., 'lr': ...}}")
+
+
+def _held_by_modules(ptree) -> bool:
+    """Whether any leaf of a plain pytree is an array some live module holds as a
+    parameter or buffer (`SGD([model.weight], ...)`, PyTorch's habit)."""
+    from ..nn.module import holding_slots
+    return any(holding_slots(leaf) for leaf in tree.leaves(ptree))
+
+
 class ParamGroup(dict):
     """One parameter group: a dict of PyTorch's keys whose writes are validated.
 
@@ -197,6 +222,7 @@ class Optimizer:
         if params is None or isinstance(params, (str, bytes)):
             raise TypeError(f"{type(self).__name__} needs a module, a pytree of parameters or a "
                             f"list of parameter groups, got {type(params).__name__}")
+        _reject_partial_groups(type(self).__name__, params, self.defaults)
         if _is_group_list(params):
             groups = list(params)
             self._grouped = True
@@ -276,6 +302,12 @@ class Optimizer:
             _reject_detached_names(cls, src)
             ptree = src
         ptree = self._check_params(ptree)
+        held = module is None and _held_by_modules(ptree)
+        if module is None:
+            ids = {id(v) for v in tree.leaves(ptree)}
+            if any(s["module"] is None and ids & {id(v) for v in tree.leaves(g["params"])}
+                   for g, s in zip(self.param_groups, self._slots)):
+                raise ValueError(f"{cls}: some parameters appear in more than one parameter group")
         group = ParamGroup(self)
         dict.__setitem__(group, "params", module if module is not None else ptree)
         for k, v in param_group.items():
@@ -286,7 +318,10 @@ class Optimizer:
                 group[k] = v
         tx = self._build(group)
         self.param_groups.append(group)
-        self._slots.append({"module": module, "read": read, "tx": tx, "state": tx.init(ptree)})
+        # held: arrays that module slots hold (`[model.weight]`); step rebinds those slots
+        # to the new values, so the module trains as it would in PyTorch
+        self._slots.append({"module": module, "read": read, "tx": tx, "state": tx.init(ptree),
+                            "held": held})
         if len(self.param_groups) > 1:
             self._grouped = True
         self._compiled = None
@@ -338,6 +373,10 @@ class Optimizer:
             if slot["module"] is not None:
                 _module_setter(slot["module"])(t)
             else:
+                if slot.get("held"):
+                    from ..nn.module import rebind_array
+                    for old, new_leaf in zip(tree.leaves(group["params"]), tree.leaves(t)):
+                        rebind_array(old, new_leaf)
                 dict.__setitem__(group, "params", t)
 
     def _hyper(self, group, state: InjectState):

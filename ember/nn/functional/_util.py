@@ -9,6 +9,36 @@ from ... import dtypes as _dt
 from ...fx.core import get_aval
 
 
+def at_user() -> str:
+    """'\n  at file:line (function)' of the user's code, or '': the tail of every user error
+    raised in ember.nn (`ember.transforms.util.at_user`, the one helper for it)."""
+    from ...transforms.util import at_user as _at
+    return _at()
+
+
+def check_dim(dim, ndim: int, op: str, name: str = "dim") -> int:
+    """`dim` as a non-negative axis of an `ndim`-d input, or PyTorch's IndexError
+    ("Dimension out of range") naming `op`, the argument and the valid range; a 0-d
+    input accepts dim 0 and -1, as in PyTorch.
+
+    Example:
+        >>> check_dim(-1, 3, "softmax")
+        2
+    """
+    import operator
+    try:
+        d = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int, got {type(dim).__name__} {dim!r}"
+                        f"{at_user()}") from None
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{-n}, "
+                         f"{n - 1}], but got {name}={d}) for a {ndim}-d input; PyTorch raises "
+                         f"here too{at_user()}")
+    return d % n if ndim else 0
+
+
 def enp():
     import ember.numpy as m
     return m

@@ -13,7 +13,7 @@ import math
 
 from ... import lax
 from ...transforms.misc import stop_gradient
-from ._util import arr, dtype_of, enp, float_arr, float_input, param_like
+from ._util import arr, at_user, check_dim, dtype_of, enp, float_arr, float_input, param_like
 from ...amp._autocast import full_precision
 
 __all__ = ["relu", "relu6", "leaky_relu", "elu", "selu", "celu", "gelu", "silu", "swish",
@@ -323,9 +323,14 @@ def glu(x, dim: int = -1):
         [1.0]
     """
     x = float_input(x, "glu")
+    if x.ndim == 0:
+        raise ValueError(f"glu: a 0-d input has no dimension to halve; PyTorch raises here too"
+                         f"{at_user()}")
+    dim = check_dim(dim, x.ndim, "glu")
     n = x.shape[dim]
     if n % 2:
-        raise ValueError(f"glu: dimension {dim} must have an even size, got {n}")
+        raise ValueError(f"glu: dimension {dim} must have an even size, got {n} (input shape "
+                         f"{tuple(x.shape)}){at_user()}")
     a, b = enp().split(x, 2, axis=dim)
     return a * sigmoid(b)
 
@@ -341,6 +346,19 @@ def prelu(x, weight):
     """
     x = float_input(x, "prelu")
     w = param_like(weight, x, "weight", "prelu", mixed_half=False)  # torch: no promotion
+    if w.size == 1:  # one slope shared by every element: the output keeps x's shape
+        w = enp().reshape(w, ())
+    elif x.ndim == 0:
+        raise ValueError(f"prelu: a 0-d input is not allowed with a weight of shape "
+                         f"{tuple(w.shape)}; PyTorch raises here too{at_user()}")
+    else:
+        channels = x.shape[1] if x.ndim >= 2 else 1
+        if w.ndim != 1 or w.size != channels:
+            raise ValueError(f"prelu: weight has {w.size} parameters (shape {tuple(w.shape)}) but "
+                             f"the input (shape {tuple(x.shape)}) has {channels} channel(s) at dim "
+                             f"{1 if x.ndim >= 2 else 0}; PyTorch raises here too. Hint: "
+                             f"PReLU(num_parameters=C) for C channels, or 1 parameter shared by "
+                             f"all{at_user()}")
     if w.size > 1 and x.ndim >= 2:
         w = enp().reshape(w, (w.shape[0],) + (1,) * (x.ndim - 2))
     return enp().where(x > 0, x, w * x)
@@ -351,7 +369,7 @@ def _axis(x, dim, op):
         if x.ndim in (0, 1, 3):
             return 0
         return 1
-    return dim
+    return check_dim(dim, x.ndim, op)
 
 
 @full_precision

@@ -10,7 +10,7 @@ Example:
 from __future__ import annotations
 
 from ... import lax
-from ._util import arr, enp, float_arr, tuple_n
+from ._util import arr, at_user, enp, float_arr, tuple_n
 from ...amp._autocast import lower_precision
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "fold",
@@ -50,16 +50,51 @@ def _pads(padding, kernel, dilation, stride, nsp, op):
     return [(a, a) for a in p]
 
 
+def _check_window(op, stride, dilation, padding=None):
+    """PyTorch's argument checks of a convolution: positive stride and dilation,
+    non-negative padding, each an error naming the argument as the user passed it."""
+    if any(s <= 0 for s in stride):
+        raise ValueError(f"{op}: stride must be positive, got stride={stride}; PyTorch raises "
+                         f"here too{at_user()}")
+    if any(d <= 0 for d in dilation):
+        raise ValueError(f"{op}: dilation must be positive, got dilation={dilation}; PyTorch "
+                         f"raises here too{at_user()}")
+    if padding is not None and not isinstance(padding, str) and any(p < 0 for p in padding):
+        raise ValueError(f"{op}: padding must be non-negative, got padding={padding}; PyTorch "
+                         f"raises here too. Hint: crop with slicing or F.pad with negative "
+                         f"widths{at_user()}")
+
+
+def _check_bias(op, bias, out_channels):
+    if bias is None:
+        return
+    b = arr(bias)
+    if b.ndim != 1 or b.shape[0] != out_channels:
+        raise ValueError(f"{op}: expected bias to be 1-dimensional with {out_channels} elements "
+                         f"(out_channels), got bias of shape {tuple(b.shape)}; PyTorch raises here "
+                         f"too{at_user()}")
+
+
 def _conv(input, weight, bias, stride, padding, dilation, groups, nsp, op, padding_mode="zeros"):
     x, w, unbatched = _prep(input, weight, nsp, op)
     stride = tuple_n(stride, nsp, "stride")
     dilation = tuple_n(dilation, nsp, "dilation")
+    _check_window(op, stride, dilation,
+                  padding if isinstance(padding, str) else tuple_n(padding, nsp, "padding"))
+    _check_bias(op, bias, w.shape[0])
     if x.shape[1] != w.shape[1] * groups:
         raise ValueError(f"{op}: expected input with {w.shape[1] * groups} channels (weight {w.shape}, "
                          f"groups={groups}), got {x.shape[1]}")
     if w.shape[0] % groups:
         raise ValueError(f"{op}: out_channels {w.shape[0]} must be divisible by groups={groups}")
     pads = _pads(padding, w.shape[2:], dilation, stride, nsp, op)
+    padded = tuple(n + a + b for n, (a, b) in zip(x.shape[2:], pads))
+    span = tuple(d * (k - 1) + 1 for k, d in zip(w.shape[2:], dilation))
+    if any(k > n for k, n in zip(span, padded)):
+        raise ValueError(f"{op}: calculated padded input size per channel {padded} is smaller "
+                         f"than the (dilated) kernel size {span} (input shape "
+                         f"{tuple(arr(input).shape)}, weight shape {tuple(w.shape)}); PyTorch raises "
+                         f"here too. Hint: pad the input, or use a smaller kernel{at_user()}")
     if padding_mode != "zeros":
         mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}.get(padding_mode)
         if mode is None:
@@ -117,6 +152,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     dilation = tuple_n(dilation, nsp, "dilation")
     padding = tuple_n(padding, nsp, "padding")
     output_padding = tuple_n(output_padding, nsp, "output_padding")
+    _check_window(op, stride, dilation, padding)
+    _check_bias(op, bias, w.shape[1] * groups)
     for op_, s, d in zip(output_padding, stride, dilation):
         if op_ >= max(s, d):
             raise ValueError(f"{op}: output_padding must be smaller than either stride or dilation, "
@@ -205,7 +242,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     kh, kw = tuple_n(kernel_size, 2, "kernel_size")
     c = x.shape[1]
     y = conv2d(x, _patch_kernel(c, kh, kw, x.dtype), None, stride, padding, dilation)
-    y = e.reshape(y, (y.shape[0], y.shape[1], -1))
+    y = e.reshape(y, (y.shape[0], y.shape[1], y.shape[2] * y.shape[3]))  # N may be 0
     return y[0] if unbatched else y
 
 

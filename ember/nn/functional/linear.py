@@ -8,7 +8,7 @@ Example:
 """
 from __future__ import annotations
 
-from ._util import arr, enp
+from ._util import arr, at_user, enp
 from ...amp._autocast import lower_precision
 
 __all__ = ["linear", "bilinear"]
@@ -39,7 +39,13 @@ def linear(input, weight, bias=None):
     e = enp()
     y = e.matmul(x, w.T if w.ndim == 2 else w)
     if bias is not None:
-        y = y + arr(bias)
+        b = arr(bias)
+        out = w.shape[0] if w.ndim == 2 else None
+        if out is not None and b.ndim and b.shape[-1] not in (1, out):
+            raise ValueError(f"linear: bias of shape {tuple(b.shape)} does not match "
+                             f"out_features={out} (weight shape {tuple(w.shape)}); PyTorch raises "
+                             f"here too. Hint: bias has shape ({out},){at_user()}")
+        y = y + b
     return y
 
 
@@ -56,6 +62,10 @@ def bilinear(input1, input2, weight, bias=None):
     if w.ndim != 3 or x1.shape[-1] != w.shape[1] or x2.shape[-1] != w.shape[2]:
         raise ValueError(f"bilinear: weight of shape {w.shape} does not match inputs "
                          f"{x1.shape} and {x2.shape}")
+    if x1.shape[:-1] != x2.shape[:-1]:
+        raise ValueError(f"bilinear: input1 of shape {tuple(x1.shape)} and input2 of shape "
+                         f"{tuple(x2.shape)} must have the same batch dimensions; PyTorch raises "
+                         f"here too{at_user()}")
     y = enp().einsum("...i,kij,...j->...k", x1, w, x2)
     if bias is not None:
         y = y + arr(bias)

@@ -17,7 +17,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.core import get_aval
-from ._util import arr, enp, float_arr, is_array, mean_of_sums, reduce_loss
+from ._util import arr, at_user, enp, float_arr, is_array, mean_of_sums, reduce_loss
 from .activation import log_softmax
 from ...amp._autocast import full_precision
 from ...fx.spelling import user_str
@@ -177,6 +177,22 @@ def _class_weight(weight, C, dtype, op):
     return w.astype(dtype)
 
 
+def _broadcast_weight(weight, loss, name, op):
+    """`weight` as an array that broadcasts to the elementwise loss's shape (PyTorch's
+    rule for weight= and pos_weight=), else a ValueError naming both shapes."""
+    w = arr(weight)
+    try:
+        np.broadcast_shapes(tuple(w.shape), tuple(loss.shape))
+        ok = np.broadcast_shapes(tuple(w.shape), tuple(loss.shape)) == tuple(loss.shape)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{op}: {name} of shape {_shape_str(w.shape)} must broadcast to the "
+                         f"input's shape {_shape_str(loss.shape)}; PyTorch raises here too"
+                         f"{at_user()}")
+    return w
+
+
 def _times_weight(loss, weight):
     """loss * weight with PyTorch's promotion (a float64 weight makes a float32 loss
     float64); a weight that is not an array takes the loss's dtype."""
@@ -291,8 +307,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return reduce_loss(loss, reduction, "smooth_l1_loss")
 
 
-def _class_axis_last(x):
-    """(N, C, d1, ...) -> (N, d1, ..., C); (C,) stays."""
+def _class_axis_last(x, op="nll_loss"):
+    """(N, C, d1, ...) -> (N, d1, ..., C); (C,) stays; a 0-d input has no class axis."""
+    if x.ndim == 0:
+        raise ValueError(f"{op}: expected an input of 1 or more dimensions, (C,) or (N, C, ...), got a "
+                         f"0-d input; PyTorch raises here too{at_user()}")
     return x if x.ndim == 1 else enp().moveaxis(x, 1, -1)
 
 
@@ -394,7 +413,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         nll = nll_loss(lp, t, w, ignore_index=ignore_index, reduction=reduction)
         if label_smoothing == 0.0:
             return nll
-        lpl = _class_axis_last(lp)
+        lpl = _class_axis_last(lp, "cross_entropy")
         valid = t != ignore_index
         smooth = -e.sum(lpl * w if w is not None else lpl, axis=-1)
         smooth = e.where(valid, smooth, 0.0)
@@ -484,10 +503,19 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     p, t = _pair(input, target, "binary_cross_entropy", "same", dtype="same")
+    for name, v in (("input", p), ("target", t)):
+        c = _concrete(v)
+        if c is not None and c.size and not ((c >= 0) & (c <= 1)).all():
+            bad = c[~((c >= 0) & (c <= 1))].flat[0]
+            hint = ("apply sigmoid first, or use binary_cross_entropy_with_logits for logits"
+                    if name == "input" else "targets are probabilities in [0, 1]")
+            raise ValueError(f"binary_cross_entropy: all elements of {name} should be between 0 "
+                             f"and 1, got {float(bad)!r}; PyTorch raises here too. Hint: {hint}"
+                             f"{at_user()}")
     loss = _bce(p, t)
     if weight is not None:
         # PyTorch multiplies in place: the loss keeps the input's dtype
-        loss = loss * arr(weight).astype(loss.dtype)
+        loss = loss * _broadcast_weight(weight, loss, "weight", "binary_cross_entropy").astype(loss.dtype)
     return reduce_loss(loss, reduction, "binary_cross_entropy")
 
 
@@ -513,12 +541,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     out = get_aval(arr(target)).dtype
     sp = e.logaddexp(-x, 0.0)  # softplus(-x) = -log(sigmoid(x))
     if pos_weight is not None:
-        lw = 1.0 + (arr(pos_weight).astype(x.dtype) - 1.0) * t
+        pw = _broadcast_weight(pos_weight, x, "pos_weight", op)
+        lw = 1.0 + (pw.astype(x.dtype) - 1.0) * t
         loss = (1.0 - t) * x + lw * sp
     else:
         loss = (1.0 - t) * x + sp
     if weight is not None:
-        loss = loss * arr(weight).astype(loss.dtype)
+        loss = loss * _broadcast_weight(weight, loss, "weight", op).astype(loss.dtype)
     return e.astype(reduce_loss(loss, reduction, op), out)
 
 

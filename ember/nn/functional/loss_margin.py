@@ -15,7 +15,7 @@ from ... import dtypes as _dt
 from ...amp._autocast import full_precision
 from ...fx.core import get_aval
 from ...fx.spelling import user_str
-from ._util import arr, enp, float_arr, float_input, reduce_loss
+from ._util import arr, at_user, check_dim, enp, float_arr, float_input, reduce_loss
 from .loss import (_check_classes, _clamp0, _class_weight, _hinge0, _pair, _shape_str,
                    _times_weight, legacy_reduction)
 
@@ -36,6 +36,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """
     e = enp()
     a, b = _pair(x1, x2, "cosine_similarity", names=("x1", "x2"))
+    dim = check_dim(dim, max(a.ndim, b.ndim), "cosine_similarity")
     # the clamp acts on the squared norm so that a zero vector's sqrt is never
     # differentiated (its infinite derivative would turn the gradient into NaN)
     s1 = e.sum(a * a, axis=dim, keepdims=True)
@@ -142,6 +143,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     reduction = legacy_reduction(size_average, reduce, reduction)
     a, pz, n = float_arr(anchor), float_arr(positive), float_arr(negative)
     _same_ndim(a, pz, n, "triplet_margin_loss")
+    _positive_margin(margin, "triplet_margin_loss")
 
     def dist(u, v):
         return pairwise_distance(u, v, p, eps)
@@ -150,6 +152,12 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-6,
     if swap:
         dn = e.minimum(dn, dist(pz, n))
     return reduce_loss(_clamp0(dp - dn + margin), reduction, "triplet_margin_loss")
+
+
+def _positive_margin(margin, op):
+    if isinstance(margin, (int, float, np.integer, np.floating)) and not margin > 0:
+        raise ValueError(f"{op}: margin must be greater than 0, got margin={margin!r}; PyTorch "
+                         f"raises here too{at_user()}")
 
 
 def _same_ndim(a, p, n, op):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import dtypes as _dt
-from ._util import arr, enp, float_arr, float_input, param_like, same_param_dtype
+from ._util import (arr, at_user, check_dim, enp, float_arr, float_input, param_like,
+                    same_param_dtype)
 from ...amp._autocast import full_precision
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "normalize",
@@ -34,6 +35,22 @@ _LOST_UPDATE = (
 
 def _channel_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def _check_channels(op, x, **per_channel):
+    """Each given per-channel array (weight, bias, running statistics) must hold one
+    value per channel of x (dim 1): PyTorch's check, before a reshape would fail."""
+    c = x.shape[1]
+    for name, v in per_channel.items():
+        if v is None:
+            continue
+        n = int(np.prod(np.shape(v) if not hasattr(v, "shape") else v.shape))
+        if n != c:
+            raise ValueError(f"{op}: {name} should contain {c} elements (one per channel of the "
+                             f"input of shape {tuple(x.shape)}), not {n} (shape "
+                             f"{tuple(np.shape(v) if not hasattr(v, 'shape') else v.shape)}); "
+                             f"PyTorch raises here too. Hint: the layer's num_features / "
+                             f"num_channels must equal the input's size at dim 1{at_user()}")
 
 
 @full_precision
@@ -64,6 +81,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"batch_norm: expected at least a 2-d input (N, C, ...), got shape {x.shape}")
     if training and not return_stats and (running_mean is not None or running_var is not None):
         raise ValueError(_LOST_UPDATE.format(op="batch_norm", flag="training=True"))
+    _check_channels("batch_norm", x, running_mean=running_mean, running_var=running_var,
+                    weight=weight, bias=bias)
     axes = (0,) + tuple(range(2, x.ndim))
     shape = _channel_shape(x)
     use_batch = training or running_mean is None or running_var is None
@@ -108,6 +127,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
     if tuple(x.shape[x.ndim - len(ns):]) != ns:
         raise ValueError(f"layer_norm: input of shape {x.shape} does not end with normalized_shape {ns}")
+    for name, v in (("weight", weight), ("bias", bias)):
+        if v is not None and tuple(arr(v).shape) != ns:
+            raise ValueError(f"layer_norm: expected {name} to be of same shape as normalized_shape "
+                             f"{ns}, but got {name} of shape {tuple(arr(v).shape)}; PyTorch raises "
+                             f"here too{at_user()}")
     axes = tuple(range(x.ndim - len(ns), x.ndim))
     mean = e.mean(x, axis=axes, keepdims=True)
     var = e.mean(e.square(x - mean), axis=axes, keepdims=True)
@@ -135,7 +159,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if x.ndim < 2 or x.shape[1] % num_groups:
         raise ValueError(f"group_norm: {num_groups} groups do not divide the channels of an input "
                          f"of shape {x.shape}")
-    g = e.reshape(x, (x.shape[0], num_groups, -1))
+    _check_channels("group_norm", x, weight=weight, bias=bias)
+    g = e.reshape(x, (x.shape[0], num_groups, int(np.prod(x.shape[1:])) // num_groups))
     mean = e.mean(g, axis=-1, keepdims=True)
     var = e.mean(e.square(g - mean), axis=-1, keepdims=True)
     out = e.reshape((g - mean) / e.sqrt(var + eps), x.shape)
@@ -178,6 +203,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     has_stats = running_mean is not None or running_var is not None
     if use_input_stats and has_stats and not return_stats:
         raise ValueError(_LOST_UPDATE.format(op="instance_norm", flag="use_input_stats=True"))
+    _check_channels("instance_norm", x, running_mean=running_mean, running_var=running_var,
+                    weight=weight, bias=bias)
     new_mean, new_var = running_mean, running_var
     if not use_input_stats and running_mean is not None:
         shape = _channel_shape(x)
@@ -242,7 +269,10 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     """
     e = enp()
     x = float_input(input, "normalize")
-    if p == float("inf"):
+    dim = check_dim(dim, x.ndim, "normalize")
+    if p == 0:  # the "0-norm" counts the non-zero entries, as torch.linalg.vector_norm
+        norm = e.sum(e.astype(x != 0, x.dtype), axis=dim, keepdims=True)
+    elif p == float("inf"):
         norm = e.max(e.abs(x), axis=dim, keepdims=True)
     elif p == 1:
         norm = e.sum(e.abs(x), axis=dim, keepdims=True)
@@ -267,6 +297,12 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """
     e = enp()
     x = float_arr(input)
+    if x.ndim < 3:
+        raise ValueError(f"local_response_norm: expected a 3-d or higher input (N, C, ...), got "
+                         f"shape {tuple(x.shape)}; PyTorch raises here too{at_user()}")
+    if not isinstance(size, (int, np.integer)) or size <= 0:
+        raise ValueError(f"local_response_norm: size must be a positive int, got size={size!r}"
+                         f"{at_user()}")
     sq = e.square(x)
     c = x.shape[1]
     pad = [(0, 0)] * x.ndim

@@ -24,7 +24,7 @@ from ... import dtypes as _dt
 from ... import lax
 from ...fx.core import Tracer, get_aval
 from ...transforms.custom_derivatives import custom_jvp
-from ._util import enp, float_arr, tuple_n
+from ._util import at_user, enp, float_arr, tuple_n
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -59,9 +59,16 @@ def _out_size(n, k, s, p, d, ceil_mode):
 
 def _geometry(x, nsp, kernel_size, stride, padding, dilation, ceil_mode, op):
     k = tuple_n(kernel_size, nsp, "kernel_size")
-    s = tuple_n(stride if stride is not None and stride != () else k, nsp, "stride")
+    no_stride = stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0)
+    s = tuple_n(k if no_stride else stride, nsp, "stride")
     p = tuple_n(padding, nsp, "padding")
     d = tuple_n(dilation, nsp, "dilation")
+    for name, v, low in (("kernel_size", k, 1), ("stride", s, 1), ("dilation", d, 1),
+                         ("padding", p, 0)):
+        if any(a < low for a in v):
+            bound = "positive" if low else "non-negative"
+            raise ValueError(f"{op}: {name} must be {bound}, got {name}={v}; PyTorch raises "
+                             f"here too{at_user()}")
     for kk, pp in zip(k, p):
         if pp > kk // 2:
             raise ValueError(f"{op}: pad should be at most half of effective kernel size, but got "

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from ... import lax
-from ._util import arr, enp, float_arr
+from ._util import arr, at_user, enp, float_arr
 
 __all__ = ["pad", "interpolate", "upsample", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle", "upsample_nearest", "upsample_bilinear"]
@@ -50,11 +50,15 @@ def pad(input, pad, mode="constant", value=None):
     if np_mode is None:
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', "
                          f"got {mode!r}")
+    if value is not None and value != 0:
+        raise ValueError(f"pad: padding mode {mode!r} doesn't take in value argument (got "
+                         f"value={value!r}); PyTorch raises here too. Hint: value= is for "
+                         f"mode='constant'{at_user()}")
     if any(lo < 0 or hi < 0 for lo, hi in widths):
         raise ValueError(f"pad: negative padding is only supported in constant mode, got {pad}")
     if mode == "reflect":
         for (lo, hi), n in zip(widths, x.shape):
-            if lo >= n or hi >= n:
+            if (lo or hi) and (lo >= n or hi >= n):  # unpadded dimensions may be empty
                 raise ValueError(f"pad: reflect padding ({lo}, {hi}) must be smaller than the "
                                  f"dimension {n}")
     return e.pad(x, widths, mode=np_mode)
@@ -68,12 +72,20 @@ def _scales(x, size, scale_factor, nsp, recompute):
         outs = (int(size),) * nsp if isinstance(size, (int, np.integer)) else tuple(int(s) for s in size)
         if len(outs) != nsp:
             raise ValueError(f"interpolate: size must have {nsp} entries, got {size}")
+        if any(o <= 0 for o in outs):
+            raise ValueError(f"interpolate: input and output sizes should be greater than 0, but "
+                             f"got input {ins} and size={size!r}; PyTorch raises here too"
+                             f"{at_user()}")
         return outs, [n / o if o else 0.0 for n, o in zip(ins, outs)]
     sf = (float(scale_factor),) * nsp if isinstance(scale_factor, (int, float)) else tuple(
         float(s) for s in scale_factor)
     if len(sf) != nsp:
         raise ValueError(f"interpolate: scale_factor must have {nsp} entries, got {scale_factor}")
     outs = tuple(int(math.floor(n * s)) for n, s in zip(ins, sf))
+    if any(o <= 0 for o in outs):
+        raise ValueError(f"interpolate: input and output sizes should be greater than 0, but got "
+                         f"input {ins} and output {outs} from scale_factor={scale_factor!r}; "
+                         f"PyTorch raises here too{at_user()}")
     if recompute:
         return outs, [n / o if o else 0.0 for n, o in zip(ins, outs)]
     return outs, [1.0 / s for s in sf]
@@ -199,12 +211,15 @@ def pixel_shuffle(input, upscale_factor):
     e = enp()
     x = arr(input)
     r = int(upscale_factor)
-    n, c, h, w = x.shape[-4:] if x.ndim >= 4 else (None,) * 4
-    if x.ndim != 4 or c % (r * r):
-        raise ValueError(f"pixel_shuffle: expected (N, C*r^2, H, W) with r={r}, got {x.shape}")
+    # PyTorch takes (*, C*r^2, H, W): any number of leading batch dimensions, or none
+    if x.ndim < 3 or x.shape[-3] % (r * r):
+        raise ValueError(f"pixel_shuffle: expected (*, C*r^2, H, W) with r={r}, got shape "
+                         f"{tuple(x.shape)}{at_user()}")
+    *lead, c, h, w = x.shape
+    n = int(np.prod(lead)) if lead else 1
     y = e.reshape(x, (n, c // (r * r), r, r, h, w))
     y = e.permute_dims(y, (0, 1, 4, 2, 5, 3))
-    return e.reshape(y, (n, c // (r * r), h * r, w * r))
+    return e.reshape(y, tuple(lead) + (c // (r * r), h * r, w * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -218,12 +233,14 @@ def pixel_unshuffle(input, downscale_factor):
     e = enp()
     x = arr(input)
     r = int(downscale_factor)
-    if x.ndim != 4 or x.shape[2] % r or x.shape[3] % r:
-        raise ValueError(f"pixel_unshuffle: expected (N, C, H*r, W*r) with r={r}, got {x.shape}")
-    n, c, h, w = x.shape
+    if x.ndim < 3 or x.shape[-2] % r or x.shape[-1] % r:
+        raise ValueError(f"pixel_unshuffle: expected (*, C, H*r, W*r) with r={r}, got shape "
+                         f"{tuple(x.shape)}{at_user()}")
+    *lead, c, h, w = x.shape
+    n = int(np.prod(lead)) if lead else 1
     y = e.reshape(x, (n, c, h // r, r, w // r, r))
     y = e.permute_dims(y, (0, 1, 3, 5, 2, 4))
-    return e.reshape(y, (n, c * r * r, h // r, w // r))
+    return e.reshape(y, tuple(lead) + (c * r * r, h // r, w // r))
 
 
 def channel_shuffle(input, groups):

@@ -136,10 +136,14 @@ class Flatten(Module):
 
     def forward(self, input):
         x = F._util.arr(input)
+        s = F._util.check_dim(self.start_dim, x.ndim, "Flatten", "start_dim")
+        e = F._util.check_dim(self.end_dim, x.ndim, "Flatten", "end_dim")
         if x.ndim == 0:
             return F._util.enp().reshape(x, (1,))
-        s = self.start_dim % x.ndim
-        e = self.end_dim % x.ndim
+        if s > e:
+            raise ValueError(f"Flatten: start_dim={self.start_dim} comes after end_dim="
+                             f"{self.end_dim} for an input of shape {tuple(x.shape)}; PyTorch "
+                             f"raises here too{F._util.at_user()}")
         shape = tuple(x.shape[:s]) + (int(np.prod(x.shape[s:e + 1])),) + tuple(x.shape[e + 1:])
         return F._util.enp().reshape(x, shape)
 
@@ -163,8 +167,18 @@ class Unflatten(Module):
 
     def forward(self, input):
         x = F._util.arr(input)
-        d = self.dim % x.ndim
-        shape = tuple(x.shape[:d]) + self.unflattened_size + tuple(x.shape[d + 1:])
+        if x.ndim == 0:
+            raise IndexError(f"Unflatten: a 0-d input has no dim={self.dim} to unflatten"
+                             f"{F._util.at_user()}")
+        d = F._util.check_dim(self.dim, x.ndim, "Unflatten")
+        sizes = self.unflattened_size
+        known = int(np.prod([v for v in sizes if v != -1]))
+        n = x.shape[d]
+        if (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
+            raise ValueError(f"Unflatten: unflattened_size={sizes} does not multiply up to the "
+                             f"size of dim {self.dim} ({n}) of the input of shape "
+                             f"{tuple(x.shape)}; PyTorch raises here too{F._util.at_user()}")
+        shape = tuple(x.shape[:d]) + sizes + tuple(x.shape[d + 1:])
         return F._util.enp().reshape(x, shape)
 
     def extra_repr(self):

@@ -24,6 +24,7 @@ from .. import functional as F
 from .. import init
 from ..module import Module, next_rng_key
 from ._common import check_sizes, init_keys, param_dtype, place
+from ..functional._util import at_user
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -273,12 +274,32 @@ class RNNCellBase(Module):
 
     reset_parameters = RNNBase.reset_parameters
 
-    def _hx(self, x, hx):
+    def _input(self, input):
+        """The cell's input as a float array: 1-d (one sample) or 2-d (batch, input_size),
+        as PyTorch's cells require; anything else is an error naming the shapes."""
+        x = F._util.float_arr(input)
+        cls = type(self).__name__
+        if x.ndim not in (1, 2):
+            raise ValueError(f"{cls}: expected input to be 1D or 2D, got {x.ndim}D (shape "
+                             f"{tuple(x.shape)}); PyTorch raises here too. Hint: a cell takes one "
+                             f"time step; loop over the sequence, or use {cls[:-4]} for whole "
+                             f"sequences{at_user()}")
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{cls}: input has {x.shape[-1]} features (shape {tuple(x.shape)}), "
+                             f"expected input_size={self.input_size}{at_user()}")
+        return x
+
+    def _hx(self, x, hx, name="hx"):
         e = enp
+        shape = (x.shape[0], self.hidden_size) if x.ndim == 2 else (self.hidden_size,)
         if hx is None:
-            shape = (x.shape[0], self.hidden_size) if x.ndim == 2 else (self.hidden_size,)
             return e.zeros(shape, dtype=x.dtype)
-        return F._util.float_arr(hx)
+        h = F._util.float_arr(hx)
+        if tuple(h.shape) != shape:
+            raise ValueError(f"{type(self).__name__}: {name} has shape {tuple(h.shape)}, expected "
+                             f"{shape} for an input of shape {tuple(x.shape)} (batch size and "
+                             f"hidden_size={self.hidden_size}){at_user()}")
+        return h
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -303,7 +324,7 @@ class RNNCell(RNNCellBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
-        x = F._util.float_arr(input)
+        x = self._input(input)
         fn = F.rnn_tanh_cell if self.nonlinearity == "tanh" else F.rnn_relu_cell
         return fn(x, self._hx(x, hx), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
@@ -320,10 +341,17 @@ class LSTMCell(RNNCellBase):
     _gates = 4
 
     def forward(self, input, hx=None):
-        x = F._util.float_arr(input)
+        x = self._input(input)
         if hx is None:
             z = self._hx(x, None)
             hx = (z, z)
+        elif not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            what = (f"an array of shape {tuple(hx.shape)}" if hasattr(hx, "shape")
+                    else type(hx).__name__)
+            raise TypeError(f"LSTMCell: hx must be a tuple (h_0, c_0) of two arrays, got {what}; "
+                            f"PyTorch raises here too. Hint: pass (h, c){at_user()}")
+        else:
+            hx = (self._hx(x, hx[0], "h_0"), self._hx(x, hx[1], "c_0"))
         return F.lstm_cell(x, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
 
@@ -338,6 +366,6 @@ class GRUCell(RNNCellBase):
     _gates = 3
 
     def forward(self, input, hx=None):
-        x = F._util.float_arr(input)
+        x = self._input(input)
         return F.gru_cell(x, self._hx(x, hx), self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
 
