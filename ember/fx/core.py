@@ -196,6 +196,20 @@ def const_like(x, value):
     return np.array(value, dtype=get_aval(x).dtype)[()]
 
 
+def weak_const(value):
+    """A rank-0 numpy `value` as a *weakly typed* concrete value: what a Python scalar
+    becomes beside a weakly typed operand, so that the result stays weak (JAX's weak
+    literal: `lax.add(2.0, 3.0) + 1.0` still promotes like a Python float).  A numpy
+    scalar itself is strongly typed, so it cannot carry that.
+
+    Example:
+        >>> import ember
+        >>> weak_const(np.float16(1.5)).aval.weak_type
+        True
+    """
+    return _WRAP(value, None, AbstractArray((), value.dtype, True))
+
+
 # --- primitives ----------------------------------------------------------------
 
 class Primitive:

@@ -11,7 +11,7 @@ Example:
     >>> import ember
     >>> print(ember.make_graph(lambda x: x * 2.0)(1.0))
     { lambda ; a:f32[]~. let
-        b:f32[] = mul a 2.0
+        b:f32[]~ = mul a 2.0:f32~
       in (b,) }
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ from .. import dtypes as _dt
 from .._host import from_host, no_copy_error
 from ..api_device import device_put
 from ..array import Array, wrap_buffer
-from ..fx.core import Tracer, get_aval, shape_error
+from ..fx.core import Tracer, get_aval, shape_error, weak_const
 from ..fx.prims import convert as _cv
 from ..fx.prims import shape as _sh
 
@@ -186,7 +186,7 @@ def _promote_general(op, args, to_inexact):
         avals.append(av)
         dts.append(av.dtype)
         weak.append(av.weak_type)
-    dtype, _ = _dt.promote(dts, weak)
+    dtype, res_weak = _dt.promote(dts, weak)
     if to_inexact and not _dt.is_inexact(dtype):
         dtype = inexact_for(dts, weak)
     shapes = [av.shape for av in avals]
@@ -199,10 +199,14 @@ def _promote_general(op, args, to_inexact):
     for a, av in zip(args, avals):
         t = type(a)
         if t in _PY_SCALARS:
-            out.append(_scalar_as(op, a, dtype))
+            # every operand weak: the scalar stays weak, so the result does (as in JAX)
+            c = _scalar_as(op, a, dtype)
+            out.append(weak_const(c) if res_weak else c)
             continue
-        if av.dtype != dtype:
-            a = _cv.convert_element_type(a, dtype)
+        if av.dtype != dtype or av.weak_type != res_weak:
+            # a weak operand of a strong result is made strong first (as JAX does), or a
+            # composite built on it (integer power, floor_divide) would return it weak
+            a = _cv.convert_element_type(a, dtype, weak_type=res_weak)
         if shape is not None and av.shape and av.shape != shape:
             a = broadcast_to(a, shape)
         elif shape is not None and not av.shape and isinstance(a, np.ndarray):

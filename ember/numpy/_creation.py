@@ -32,8 +32,8 @@ __all__ = [
 
 
 def _shape_arg(shape, op) -> tuple:
-    if isinstance(shape, (int, np.integer, Tracer)):
-        shape = (shape,)
+    if isinstance(shape, (int, np.integer, Tracer)) or getattr(shape, "ndim", None) == 0:
+        shape = (shape,)   # numpy takes a rank-0 integer array as a length
     try:
         shape = tuple(operator.index(s) for s in shape)
     except ConcretizationError as e:
@@ -143,7 +143,10 @@ def _like(x, fill_value, dtype, device, shape, op):
     shp = a.shape if shape is None else _shape_arg(shape, op)
     if device is None and isinstance(x, Array) and not x._device.host_buffers:
         device = x._device   # the array API: on x's device (a GPU array's zeros stay there)
-    return _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
+    out = _full(shp, fill_value, a.dtype if dtype is None else dtype, device, "C", op)
+    if dtype is None and a.weak_type:
+        out = lax.convert_element_type(out, a.dtype, weak_type=True)   # as JAX: weak like x
+    return out
 
 
 def full_like(x, /, fill_value, *, dtype=None, device=None, shape=None, order="K"):

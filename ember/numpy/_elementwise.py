@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..array import Array
-from ..fx.core import get_aval
+from ..fx.core import get_aval, weak_const
 from ..fx.prims import convert as _cv
 from ..fx.prims import elementwise as _ew
 from ..fx.prims import shape as _sh
@@ -58,8 +58,11 @@ def _kind(x):
 
 
 def _c(x, v):
-    """A rank-0 constant `v` in the dtype of `x`."""
-    return const(get_aval(x).dtype, v)
+    """A rank-0 constant `v` in the dtype of `x`, weakly typed when `x` is (so the
+    composites built from it keep a weak input's result weak, as in JAX)."""
+    a = get_aval(x)
+    c = const(a.dtype, v)
+    return weak_const(c) if a.weak_type else c
 
 
 def _full_like_shape(v, x):
@@ -87,12 +90,16 @@ def _select(cond, on_true, on_false):
 def _zeros_like(x, dtype=None):
     a = get_aval(x)
     z = const(dtype or a.dtype, 0)
+    if a.weak_type:
+        z = weak_const(z)
     return _sh.broadcast_in_dim(z, a.shape, ()) if a.shape else _as_array(z)
 
 
 def _full_bool(x, value):
     a = get_aval(x)
     v = const(_dt.bool_, value)
+    if a.weak_type:
+        v = weak_const(v)
     return _sh.broadcast_in_dim(v, a.shape, ()) if a.shape else _as_array(v)
 
 
@@ -1160,7 +1167,7 @@ def rint(x, /):
         >>> enp.rint(enp.asarray([0.5, 1.5])).tolist()
         [0.0, 2.0]
     """
-    return round(x)
+    return round(_inexact_arg("rint", x))   # integers give floats, as numpy and JAX
 
 
 def conj(x, /):

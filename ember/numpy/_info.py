@@ -226,7 +226,7 @@ def astype(x, dtype, /, *, copy=True, device=None):  # noqa: A002
     x = ensure_array(x)
     d = _dt.canonicalize(dtype)
     a = get_aval(x)
-    if a.dtype == d:
+    if a.dtype == d and not a.weak_type:
         return device_put(x, device)
     if d == _dt.bool_:
         y = lax.ne(x, const(a.dtype, 0))

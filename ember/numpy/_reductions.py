@@ -55,6 +55,8 @@ def _prep(a, axis, op):
 
 
 def _keep(y, av, axes, keepdims):
+    # a reduction's result is strongly typed even over a weak input, as in JAX
+    y = lax.convert_element_type(y, get_aval(y).dtype)
     if not keepdims:
         return y
     shape = tuple(1 if i in axes else s for i, s in enumerate(av.shape))
@@ -361,7 +363,7 @@ def _cumulative(a, axis, dtype, include_initial, prim, identity, op, flatten_non
         cfg = [(0, 0, 0)] * av.ndim
         cfg[ax] = (1, 0, 0)
         y = lax.pad(y, const(d, identity), tuple(cfg))
-    return ensure_array(y)
+    return ensure_array(lax.convert_element_type(y, d))   # strong, as every reduction
 
 
 def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):

@@ -16,7 +16,7 @@ from ..fx.prims.rules import instantiate
 from ..fx.staging import trace_flat
 from ..tree import tree_flatten, tree_unflatten
 from .. import dtypes as _dt
-from .util import (PrimalTracer, as_ember, as_ember_args, at_user, check_same_structure, flat_with_aux,
+from .util import (PrimalTracer, as_ember, as_ember_args, as_ember_weak, at_user, check_same_structure, flat_with_aux,
                    float0_zeros, leaf_names, split_aux)
 
 
@@ -114,7 +114,7 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
     p_leaves, p_tree = tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     check_same_structure("jvp", p_tree, t_tree, "primals", "tangents")
-    p_leaves = as_ember_args("jvp", fun, p_leaves, p_tree)
+    p_leaves = as_ember_args("jvp", fun, p_leaves, p_tree, convert=as_ember_weak)
     ts = []
     names = None
     for i, (p, t) in enumerate(zip(p_leaves, t_leaves)):
@@ -139,7 +139,9 @@ def jvp(fun, primals, tangents, has_aux: bool = False):
                 f"has dtype {ta.dtype}; pass a float0 tangent (numpy.zeros({pa.shape}, "
                 f"dtype=ember.dtypes.float0)), or make the primal floating point"
                 f" (.astype('float32'))" + at_user())
-        ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype() else as_ember(t, pa.dtype))
+        ts.append(Zero(tangent_aval(pa)) if ta.dtype == float0_dtype()
+                  else as_ember_weak(t) if pa.weak_type and ta.weak_type and ta.dtype == pa.dtype
+                  else as_ember(t, pa.dtype))
     flat, store = flat_with_aux(fun, p_tree, has_aux, "jvp")
     outs, touts = jvp_flat(flat, p_leaves, ts)
     outs, aux = split_aux(store, outs)

@@ -13,11 +13,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..fx.core import Zero, get_aval, tangent_aval, user_source
+from ..fx.prims.convert import convert_element_type
 from ..fx.prims.rules import instantiate
 from ..tree import tree_flatten, tree_unflatten
 from .linearize import linearize_flat
 from .transpose import backward_pass
-from .util import (argument_names, as_ember, as_ember_args, check_diff_input, check_diff_output,
+from .util import (argument_names, as_ember, as_ember_args, as_ember_weak, check_diff_input, check_diff_output,
                    check_holomorphic,
                    flat_with_aux, float0_zeros, normalize_argnums, split_aux)
 
@@ -44,7 +45,11 @@ def _materialize(ct, primal):
     if type(ct) is Zero:
         if ct.aval.dtype == _dt.float0:
             return float0_zeros(ct.aval)
-        return instantiate(ct)
+        ct = instantiate(ct)
+    a = get_aval(primal)
+    if a.weak_type and get_aval(ct).dtype == a.dtype:
+        # the gradient of a Python-scalar input promotes like it, as in JAX
+        ct = convert_element_type(ct, a.dtype, weak_type=True)
     return ct
 
 
@@ -58,7 +63,7 @@ def vjp(fun, *primals, has_aux: bool = False):
         1.0
     """
     p_leaves, p_tree = tree_flatten(tuple(primals))
-    p_leaves = as_ember_args("vjp", fun, p_leaves, p_tree)
+    p_leaves = as_ember_args("vjp", fun, p_leaves, p_tree, convert=as_ember_weak)
     flat, store = flat_with_aux(fun, p_tree, has_aux, "vjp")
     outs, f = vjp_flat(flat, p_leaves)
     outs, aux = split_aux(store, outs)
@@ -106,7 +111,7 @@ def _value_and_grad(fun, argnums, has_aux, allow_int, api, holomorphic=False):
         single, nums = normalize_argnums(argnums, len(args))
         diff = [args[i] for i in nums]
         leaves, tree = tree_flatten(tuple(diff))
-        leaves = as_ember_args(api, fun, leaves, tree, nums)
+        leaves = as_ember_args(api, fun, leaves, tree, nums, convert=as_ember_weak)
         for x, nm in zip(leaves, argument_names(fun, tree, nums)):
             check_diff_input(api, get_aval(x), nm, allow_int)
             if holomorphic:

@@ -127,13 +127,14 @@ def test_inexact_rewrites_are_not_done(name, fun):
 
 def test_printed_graph_before_and_after():
     g = ember.make_graph(lambda x: lax.neg(lax.neg(x * 1.0)) * -1.0 - 0.0)(2.0)
-    assert str(g) == ("{ lambda ; a:f32[]~. let\n    b:f32[] = mul a 1.0\n    c:f32[] = neg b\n"
-                      "    d:f32[] = neg c\n    e:f32[] = mul d -1.0\n    f:f32[] = sub e 0.0\n"
+    # every operand weak (a Python-float argument and Python-float literals): weak results
+    assert str(g) == ("{ lambda ; a:f32[]~. let\n    b:f32[]~ = mul a 1.0:f32~\n    c:f32[]~ = neg b\n"
+                      "    d:f32[]~ = neg c\n    e:f32[]~ = mul d -1.0:f32~\n    f:f32[]~ = sub e 0.0:f32~\n"
                       "  in (f,) }")
     s = _closed(g, dce(simplify(g.graph)))
-    assert str(s) == "{ lambda ; a:f32[]~. let\n    b:f32[] = neg a\n  in (b,) }"
+    assert str(s) == "{ lambda ; a:f32[]~. let\n    b:f32[]~ = neg a\n  in (b,) }"
     assert str(optimize(ember.make_graph(lambda x: x * 1.0 + 1.0 * x)(2.0))) == (
-        "{ lambda ; a:f32[]~. let\n    b:f32[] = mul a 2.0:f32~\n  in (b,) }")
+        "{ lambda ; a:f32[]~. let\n    b:f32[]~ = mul a 2.0:f32~\n  in (b,) }")
 
 
 def test_reshape_and_broadcast_chains_compose():

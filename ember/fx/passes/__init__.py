@@ -14,7 +14,7 @@ def optimize(closed: ClosedGraph) -> ClosedGraph:
         >>> import ember
         >>> g = optimize(ember.make_graph(lambda x: x * 1.0 + 1.0 * x)(2.0))
         >>> [str(e) for e in g.equations]
-        ['b:f32[] = mul a 2.0:f32~']
+        ['b:f32[]~ = mul a 2.0:f32~']
     """
     g = dce(simplify(cse(simplify(fold_constants(closed.graph)))))
     if g is closed.graph:

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.special as _sp
 
 from ... import dtypes as _dt
-from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, is_undefined, shape_error
+from ..core import AbstractArray, Primitive, Zero, const_like, get_aval, is_undefined, shape_error, weak_const
 from .rules import (defbilinear, defbroadcasting, defjvp, defjvp_zero, defvectorized, unbroadcast)
 from ..spelling import user_str
 
@@ -682,15 +682,35 @@ complex_p.impl = _exact(_complex_impl, _dt.complex_dtype, lowp=False)
 defbroadcasting(complex_p)
 
 
-def _like(x, y):
+def _like(x, y, op):
     """Python scalars take the dtype of the other operand (they are weakly typed),
     so `lax.add(x, 1.0)` works for any float dtype, as in JAX."""
     px, py = type(x) in _PY_SCALARS, type(y) in _PY_SCALARS
     if px and not py:
-        return np.array(x, dtype=get_aval(y).dtype)[()], y
+        return _scalar_like(x, y, op), y
     if py and not px:
-        return x, np.array(y, dtype=get_aval(x).dtype)[()]
+        return x, _scalar_like(y, x, op)
     return x, y
+
+
+_PY_KIND_RANK = {bool: 0, int: 1, float: 2}
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+
+
+def _scalar_like(v, other, op):
+    a = get_aval(other)
+    if _PY_KIND_RANK[type(v)] > _KIND_RANK[_dt.kind(a.dtype)]:
+        # 1.5 as an int32 would silently be 1 (JAX refuses the mix as well)
+        raise TypeError(f"lax.{op}: the Python {type(v).__name__} {v!r} cannot take the dtype of the "
+                        f"{user_str(a)} operand without losing its value; ember.lax ops do not "
+                        f"promote (use the ember.numpy function, or convert_element_type first)")
+    try:
+        c = np.array(v, dtype=a.dtype)[()]
+    except OverflowError:
+        raise OverflowError(f"lax.{op}: the Python int {v!r} is out of range for the {user_str(a)} "
+                            f"operand; convert the array to a wider dtype first") from None
+    # beside a weak operand the scalar stays weak, so the result does (as in JAX)
+    return weak_const(c) if a.weak_type else c
 
 
 _PY_SCALARS = (bool, int, float)
@@ -698,70 +718,70 @@ _PY_SCALARS = (bool, int, float)
 
 def add(x, y):
     """x + y elementwise (operands of equal shape, or rank 0)."""
-    return add_p.bind(*_like(x, y))
+    return add_p.bind(*_like(x, y, "add"))
 def sub(x, y):
     """x - y elementwise."""
-    return sub_p.bind(*_like(x, y))
+    return sub_p.bind(*_like(x, y, "sub"))
 def mul(x, y):
     """x * y elementwise."""
-    return mul_p.bind(*_like(x, y))
+    return mul_p.bind(*_like(x, y, "mul"))
 def div(x, y):
     """x / y elementwise; integer division rounds toward zero (C semantics, as `jax.lax.div`)."""
-    return div_p.bind(*_like(x, y))
+    return div_p.bind(*_like(x, y, "div"))
 def rem(x, y):
     """The remainder of x / y with the sign of x (C fmod semantics, as `jax.lax.rem`)."""
-    return rem_p.bind(*_like(x, y))
+    return rem_p.bind(*_like(x, y, "rem"))
 def pow(x, y):  # noqa: A001
     """x**y elementwise."""
-    return pow_p.bind(*_like(x, y))
+    return pow_p.bind(*_like(x, y, "pow"))
 def max(x, y):  # noqa: A001
     """The IEEE 754-2019 maximum of x and y (NaN propagates, -0 < +0)."""
-    return max_p.bind(*_like(x, y))
+    return max_p.bind(*_like(x, y, "max"))
 def min(x, y):  # noqa: A001
     """The IEEE 754-2019 minimum of x and y (NaN propagates, -0 < +0)."""
-    return min_p.bind(*_like(x, y))
+    return min_p.bind(*_like(x, y, "min"))
 def atan2(x, y):
     """The four-quadrant inverse tangent of x / y (`jax.lax.atan2(x, y)`: x is the ordinate)."""
-    return atan2_p.bind(*_like(x, y))
+    return atan2_p.bind(*_like(x, y, "atan2"))
 def nextafter(x, y):
     """The next representable value after x towards y."""
-    return nextafter_p.bind(*_like(x, y))
+    return nextafter_p.bind(*_like(x, y, "nextafter"))
 def bitwise_and(x, y):
     """x & y elementwise (logical AND for bools)."""
-    return and_p.bind(*_like(x, y))
+    return and_p.bind(*_like(x, y, "bitwise_and"))
 def bitwise_or(x, y):
     """x | y elementwise (logical OR for bools)."""
-    return or_p.bind(*_like(x, y))
+    return or_p.bind(*_like(x, y, "bitwise_or"))
 def bitwise_xor(x, y):
     """x ^ y elementwise (logical XOR for bools)."""
-    return xor_p.bind(*_like(x, y))
+    return xor_p.bind(*_like(x, y, "bitwise_xor"))
 def shift_left(x, y):
     """x << y elementwise; shifts of the bit width or more give 0."""
-    return shift_left_p.bind(*_like(x, y))
+    return shift_left_p.bind(*_like(x, y, "shift_left"))
 def shift_right_arithmetic(x, y):
     """x >> y with sign extension; large shifts give 0 or -1."""
-    return shift_right_arithmetic_p.bind(*_like(x, y))
+    return shift_right_arithmetic_p.bind(*_like(x, y, "shift_right_arithmetic"))
 def shift_right_logical(x, y):
     """x >> y filling with zeros; large shifts give 0."""
-    return shift_right_logical_p.bind(*_like(x, y))
+    return shift_right_logical_p.bind(*_like(x, y, "shift_right_logical"))
 def eq(x, y):
     """x == y elementwise (bool result)."""
-    return eq_p.bind(*_like(x, y))
+    return eq_p.bind(*_like(x, y, "eq"))
 def ne(x, y):
     """x != y elementwise (bool result)."""
-    return ne_p.bind(*_like(x, y))
+    return ne_p.bind(*_like(x, y, "ne"))
 def lt(x, y):
     """x < y elementwise (bool result)."""
-    return lt_p.bind(*_like(x, y))
+    return lt_p.bind(*_like(x, y, "lt"))
 def le(x, y):
     """x <= y elementwise (bool result)."""
-    return le_p.bind(*_like(x, y))
+    return le_p.bind(*_like(x, y, "le"))
 def gt(x, y):
     """x > y elementwise (bool result)."""
-    return gt_p.bind(*_like(x, y))
+    return gt_p.bind(*_like(x, y, "gt"))
 def ge(x, y):
     """x >= y elementwise (bool result)."""
-    return ge_p.bind(*_like(x, y))
+    return ge_p.bind(*_like(x, y, "ge"))
 def complex(x, y):  # noqa: A001
     """x + 1j * y from real parts x and imaginary parts y."""
     return complex_p.bind(x, y)
