@@ -45,9 +45,41 @@ def _seq(o):
     return _enp.asarray(o) if isinstance(o, (list, tuple)) else o
 
 
+_IMMUTABLE = "ember arrays are immutable: write `x = x + y`, or `x = x.at[idx].set(v)` for an update"
+_GRAD = ("ember differentiates functions, not arrays: `ember.grad(loss_fn)(params)`, or an "
+         "nn.Module with an ember.optim optimiser")
+_CAST = "use x.astype('{}')"
+# PyTorch Tensor methods that ember spells differently: the missing-attribute error names the
+# ember spelling instead of leaving a bare AttributeError
+_TORCH_HABITS = {
+    "numpy": "use np.asarray(x) (or x.tolist(), x.item())",
+    "detach": "use ember.lax.stop_gradient(x) (arrays carry no autograd state)",
+    "view": "use x.reshape(...)", "clone": "arrays are immutable: use x itself, or x.copy()",
+    "cpu": "use ember.device_put(x, 'cpu') or x.to_device('cpu')",
+    "cuda": "use ember.device_put(x, 'cuda') or x.to_device('cuda')",
+    "to": "use x.to_device(device) for a device, x.astype(dtype) for a dtype",
+    "requires_grad": _GRAD, "requires_grad_": _GRAD, "backward": _GRAD, "grad": _GRAD,
+    "dim": "use x.ndim", "numel": "use x.size", "unsqueeze": "use ember.numpy.expand_dims(x, dim)",
+    "permute": "use x.transpose(axes)", "contiguous": "arrays are always contiguous: drop the call",
+    "expand": "use ember.numpy.broadcast_to(x, shape)", "is_cuda": "use x.device",
+    "masked_fill": "use ember.numpy.where(mask, value, x)", "data": "use x itself",
+    "float": _CAST.format("float32"), "double": _CAST.format("float64"), "half": _CAST.format("float16"),
+    "long": _CAST.format("int64"), "bfloat16": _CAST.format("bfloat16"), "bool": _CAST.format("bool"),
+    "fill_": _IMMUTABLE, "zero_": _IMMUTABLE, "add_": _IMMUTABLE, "sub_": _IMMUTABLE,
+    "mul_": _IMMUTABLE, "div_": _IMMUTABLE, "copy_": _IMMUTABLE, "clamp_": _IMMUTABLE,
+    "normal_": _IMMUTABLE, "uniform_": _IMMUTABLE,
+}
+
+
 class ArrayOps:
     """The operators and methods shared by `Array` and tracers (see the module docstring)."""
     __slots__ = ()
+
+    def __getattr__(self, name):
+        # reached only for a missing attribute; a PyTorch habit gets its ember spelling
+        msg = f"{type(self).__name__!r} object has no attribute {name!r}"
+        hint = _TORCH_HABITS.get(name)
+        raise AttributeError(msg if hint is None else f"{msg} (a PyTorch Tensor method): {hint}")
 
     # arithmetic
     def __add__(self, o): return _enp.add(self, o)
