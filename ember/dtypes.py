@@ -122,6 +122,12 @@ def kind(dtype) -> str:
     return d.kind
 
 
+# the order of the kinds, for "does a Python scalar of this type fit this dtype's kind"
+# (promotion fast paths, lax's refusal to truncate a scalar)
+KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+PY_KIND_RANK = {builtins.bool: 0, builtins.int: 1, builtins.float: 2, builtins.complex: 3}
+
+
 def is_float(dtype) -> bool:
     """True for real floating dtypes (float16, bfloat16, float32, float64)."""
     return kind(dtype) == "f"

@@ -118,8 +118,8 @@ def broadcast_to(x, shape):
     return _sh.broadcast_in_dim(x, shape, dims)
 
 
-_KIND_RANK = {d: {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}[_dt.kind(d)] for d in _dt.ALL_DTYPES}
-_PY_RANK = {bool: 0, int: 1, float: 2, complex: 3}
+_KIND_RANK = {d: _dt.KIND_RANK[_dt.kind(d)] for d in _dt.ALL_DTYPES}
+_PY_RANK = _dt.PY_KIND_RANK
 
 
 _SCALAR_CACHE: dict = {}

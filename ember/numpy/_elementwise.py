@@ -90,7 +90,7 @@ def _select(cond, on_true, on_false):
 def _zeros_like(x, dtype=None):
     a = get_aval(x)
     z = const(dtype or a.dtype, 0)
-    if a.weak_type:
+    if a.weak_type and dtype is None:
         z = weak_const(z)
     return _sh.broadcast_in_dim(z, a.shape, ()) if a.shape else _as_array(z)
 

@@ -9,8 +9,8 @@ import optree
 
 from .. import dtypes as _dt
 from .._host import from_host
-from ..array import Array, wrap_buffer
-from ..fx.core import AbstractArray, Tracer, get_aval, user_source
+from ..array import Array
+from ..fx.core import AbstractArray, Tracer, get_aval, user_source, weak_const
 from ..fx.ir import constant_key
 from ..fx.prims.convert import convert_element_type
 from ..tree import tree_flatten, tree_unflatten
@@ -65,7 +65,7 @@ def as_ember_weak(x):
         y = as_ember(x, a.dtype)
         # the same buffer under the weak aval: a concrete value, so a staged program
         # holds a literal, not a conversion equation
-        return wrap_buffer(y._value, y._device, a) if a.weak_type else y
+        return weak_const(y._value) if a.weak_type else y
     return as_ember(x)
 
 

@@ -693,13 +693,9 @@ def _like(x, y, op):
     return x, y
 
 
-_PY_KIND_RANK = {bool: 0, int: 1, float: 2}
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
-
-
 def _scalar_like(v, other, op):
     a = get_aval(other)
-    if _PY_KIND_RANK[type(v)] > _KIND_RANK[_dt.kind(a.dtype)]:
+    if _dt.PY_KIND_RANK[type(v)] > _dt.KIND_RANK[_dt.kind(a.dtype)]:
         # 1.5 as an int32 would silently be 1 (JAX refuses the mix as well)
         raise TypeError(f"lax.{op}: the Python {type(v).__name__} {v!r} cannot take the dtype of the "
                         f"{user_str(a)} operand without losing its value; ember.lax ops do not "
