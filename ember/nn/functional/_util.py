@@ -7,13 +7,7 @@ import numpy as np
 
 from ... import dtypes as _dt
 from ...fx.core import get_aval
-
-
-def at_user() -> str:
-    """'\n  at file:line (function)' of the user's code, or '': the tail of every user error
-    raised in ember.nn (`ember.transforms.util.at_user`, the one helper for it)."""
-    from ...transforms.util import at_user as _at
-    return _at()
+from ...transforms.util import at_user  # noqa: F401  (the one helper for the user's line)
 
 
 def check_dim(dim, ndim: int, op: str, name: str = "dim") -> int:
