@@ -188,7 +188,8 @@ def _parse(idx, shape, op):
         elif it.kind == "mask":
             m = it.value
             for k in range(m.ndim):
-                if m.shape[k] != shape[dim + k]:
+                # numpy takes an empty mask of any length (it selects nothing)
+                if m.shape[k] != shape[dim + k] and m.size:
                     raise IndexError(
                         f"{op}: boolean index did not match indexed array along axis {dim + k}; "
                         f"size of axis is {shape[dim + k]} but size of corresponding boolean "

@@ -488,3 +488,13 @@ def test_eager_int_index_matches_slice_and_squeeze(shape, dtype, weak, data):
     with pytest.raises(IndexError, match="out of bounds"):
         x[shape[0]]
     np.testing.assert_array_equal(np.asarray(ember.jit(lambda a: a[i])(x)), np.asarray(via))
+
+
+def test_empty_boolean_mask_of_any_length_selects_nothing():
+    # numpy accepts a size-0 mask whatever the axis length (hypothesis found (0, 1)[..., []])
+    for shape, idx in [((2, 1), (Ellipsis, np.array([], bool))), ((0, 1), (Ellipsis, np.array([], bool))),
+                       ((0, 3), (Ellipsis, np.array([], bool))), ((2, 1), np.array([], bool))]:
+        a = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+        assert enp.asarray(a)[idx].shape == a[idx].shape
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        enp.asarray(np.zeros((0, 1)))[..., np.array([False, False])]
